@@ -1,0 +1,42 @@
+#include "attention.h"
+
+#include "dims.h"
+#include "mask.h"
+
+namespace attngen::algorithm {
+
+using Halide::Expr;
+using Halide::Func;
+
+Func for_query_heads(const Func &kv, const AttentionShape &shape, const std::string &name) {
+    const Dims &x = dims();
+    // Query heads per key/value head. With H_kv = H this is 1 and the division disappears.
+    Expr group = shape.heads / shape.kv_heads;
+    Func mapped(name);
+    mapped(x.d, x.j, x.h, x.b) = kv(x.d, x.j, x.h / group, x.b);
+    return mapped;
+}
+
+AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v,
+                                const Func &key_lengths, const AttentionShape &shape,
+                                const Expr &scale, bool causal) {
+    AttentionFuncs f;
+    f.q = q;
+    f.k = k;
+    f.v = v;
+    f.causal = causal;
+    f.key_lengths = key_lengths;
+    f.key_end = define_key_end(key_lengths, shape.nq, shape.nk, causal);
+    f.k_for_head = for_query_heads(k, shape, "k_for_head");
+    f.v_for_head = for_query_heads(v, shape, "v_for_head");
+    f.scores = define_scores(q, f.k_for_head, shape.d_k, scale, f.key_end);
+    f.softmax = define_softmax(f.scores.scores, shape.nk, f.key_end);
+    f.weighted_sum = define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.key_end,
+                                         f.softmax.inv_sum);
+    f.out = f.weighted_sum.out;
+    f.lse = f.softmax.lse;
+    f.probs = f.softmax.probs;
+    return f;
+}
+
+}  // namespace attngen::algorithm

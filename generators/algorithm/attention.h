@@ -1,0 +1,47 @@
+// The composed attention algorithm: scores, softmax and weighted sum (DESIGN.md section 1).
+//
+// Inputs are q(d, i, h, b) with H query heads, and k(d, j, g, b), v(e, j, g, b) with H_kv key and
+// value heads; query head h reads key/value head h / (H / H_kv) (grouped-query attention, and
+// plain multi-head attention when H_kv = H). The algorithm is the same for every schedule; a
+// schedule decides what is fused and what is materialized.
+#pragma once
+
+#include "Halide.h"
+#include "scores.h"
+#include "softmax.h"
+#include "weighted_sum.h"
+
+namespace attngen::algorithm {
+
+// Extents of one attention call. Each may be a constant (a specialized kernel) or read from the
+// buffers at run time.
+struct AttentionShape {
+    Halide::Expr nq, nk;         // Query and key sequence lengths.
+    Halide::Expr d_k, d_v;       // Head dims of queries/keys and of values.
+    Halide::Expr heads;          // H, query heads.
+    Halide::Expr kv_heads;       // H_kv, key/value heads; H is a multiple of H_kv.
+};
+
+struct AttentionFuncs {
+    Halide::Func q, k, v;                 // The inputs; k and v indexed by key/value head.
+    Halide::Func k_for_head, v_for_head;  // k and v indexed by query head.
+    Halide::Func key_lengths;             // key_lengths(b).
+    Halide::Func key_end;                 // See mask.h.
+    ScoresFuncs scores;
+    SoftmaxFuncs softmax;
+    WeightedSumFuncs weighted_sum;
+    Halide::Func out;    // out(e, i, h, b), the attention output O.
+    Halide::Func lse;    // lse(i, h, b), the log-sum-exp of each row.
+    Halide::Func probs;  // probs(j, i, h, b), the probabilities P.
+    bool causal = false;
+};
+
+// Maps a tensor indexed by key/value head to one indexed by query head.
+Halide::Func for_query_heads(const Halide::Func &kv, const AttentionShape &shape,
+                             const std::string &name);
+
+AttentionFuncs define_attention(const Halide::Func &q, const Halide::Func &k, const Halide::Func &v,
+                                const Halide::Func &key_lengths, const AttentionShape &shape,
+                                const Halide::Expr &scale, bool causal);
+
+}  // namespace attngen::algorithm

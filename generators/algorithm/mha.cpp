@@ -1,0 +1,43 @@
+#include "mha.h"
+
+#include "dims.h"
+
+namespace attngen::algorithm {
+
+using Halide::Expr;
+using Halide::Func;
+
+namespace {
+
+// Splits the columns of a projection y(o, n, b) into heads: heads(d, n, h, b) = y(h * width + d).
+Func split_heads(const Func &y, const Expr &width, const std::string &name) {
+    const Dims &x = dims();
+    Func heads(name);
+    heads(x.d, x.n, x.h, x.b) = y(x.h * width + x.d, x.n, x.b);
+    return heads;
+}
+
+}  // namespace
+
+MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w,
+                    const Func &key_lengths, const MhaShape &shape, const Expr &scale,
+                    bool causal) {
+    const Dims &v = dims();
+    const AttentionShape &a = shape.attention;
+    MhaFuncs f;
+    f.q_proj = define_projection(x, w.w_q, w.b_q, shape.d_model, "q_");
+    f.k_proj = define_projection(memory, w.w_k, w.b_k, shape.d_mem, "k_");
+    f.v_proj = define_projection(memory, w.w_v, w.b_v, shape.d_mem, "v_");
+    f.q_heads = split_heads(f.q_proj.y, a.d_k, "q_heads");
+    f.k_heads = split_heads(f.k_proj.y, a.d_k, "k_heads");
+    f.v_heads = split_heads(f.v_proj.y, a.d_v, "v_heads");
+    f.attention = define_attention(f.q_heads, f.k_heads, f.v_heads, key_lengths, a, scale, causal);
+
+    f.concat = Func("concat");
+    f.concat(v.o, v.n, v.b) = f.attention.out(v.o % a.d_v, v.n, v.o / a.d_v, v.b);
+    f.out_proj = define_projection(f.concat, w.w_o, w.b_o, a.heads * a.d_v, "o_");
+    f.y = f.out_proj.y;
+    return f;
+}
+
+}  // namespace attngen::algorithm

@@ -1,0 +1,38 @@
+// The multi-head attention layer: projections, attention per head, and the output projection
+// (DESIGN.md section 1).
+//
+// x(c, i, b) is [B, Nq, d_model], memory(c, j, b) is [B, Nk, d_mem] (memory = x for
+// self-attention). Head h uses columns h*d_k .. (h+1)*d_k of X W_Q, and the head outputs are
+// concatenated in head order before W_O.
+#pragma once
+
+#include "Halide.h"
+#include "attention.h"
+#include "projection.h"
+
+namespace attngen::algorithm {
+
+struct MhaShape {
+    AttentionShape attention;
+    Halide::Expr d_model, d_mem;  // Widths of x and of memory.
+};
+
+struct MhaWeights {
+    Halide::Func w_q, w_k, w_v, w_o;  // w(o, c) in the X·W convention.
+    Halide::Func b_q, b_k, b_v, b_o;  // Biases, b(o).
+};
+
+struct MhaFuncs {
+    ProjectionFuncs q_proj, k_proj, v_proj;
+    Halide::Func q_heads, k_heads, v_heads;  // Projections split into heads: q(d, i, h, b).
+    AttentionFuncs attention;
+    Halide::Func concat;  // concat(c, i, b): head outputs side by side, c = h * d_v + e.
+    ProjectionFuncs out_proj;
+    Halide::Func y;  // y(o, i, b), the layer output.
+};
+
+MhaFuncs define_mha(const Halide::Func &x, const Halide::Func &memory, const MhaWeights &weights,
+                    const Halide::Func &key_lengths, const MhaShape &shape,
+                    const Halide::Expr &scale, bool causal);
+
+}  // namespace attngen::algorithm

@@ -1,0 +1,24 @@
+// Numerical building blocks shared by the stages.
+#pragma once
+
+#include "Halide.h"
+
+namespace attngen::algorithm {
+
+// e^x for float32 that vectorizes on every target and is accurate to about 1.5 ulp over the
+// range where the result is a normal float.
+//
+// Halide's exp() is vectorized too but about 6 ulp, and fast_exp() about 27 ulp and undefined on
+// underflow. Softmax weights feed every output, so we pay the same instruction count for the
+// more accurate form: a Cody-Waite reduction x = k ln2 + r with |r| <= ln2/2, a degree-7
+// minimax polynomial for e^r, and 2^k built directly in the exponent bits.
+//
+// Inputs are clamped to [-87, 88] so that 2^k stays a normal float: below -87 the true value is
+// under 1.7e-38, which is negligible next to the row maximum's weight of 1. Softmax never calls
+// this with positive arguments above 0 (scores are shifted by the row maximum).
+Halide::Expr exp_f32(Halide::Expr x);
+
+// The additive mask value of a disallowed key in the scores output.
+Halide::Expr masked_score();
+
+}  // namespace attngen::algorithm

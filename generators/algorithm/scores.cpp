@@ -1,0 +1,29 @@
+#include "scores.h"
+
+#include "dims.h"
+#include "numerics.h"
+
+namespace attngen::algorithm {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+
+ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const Expr &scale,
+                          const Func &key_end) {
+    const Dims &v = dims();
+    ScoresFuncs f;
+    f.q = q;
+    f.k = k;
+    f.d = RDom(0, d_k, "rd");
+    f.dot = Func("dot");
+    f.dot(v.j, v.i, v.h, v.b) = 0.0f;
+    f.dot(v.j, v.i, v.h, v.b) += q(f.d, v.i, v.h, v.b) * k(f.d, v.j, v.h, v.b);
+    f.scores = Func("scores");
+    f.scores(v.j, v.i, v.h, v.b) = Halide::select(v.j < key_end(v.i, v.b),
+                                                  f.dot(v.j, v.i, v.h, v.b) * scale,
+                                                  masked_score());
+    return f;
+}
+
+}  // namespace attngen::algorithm

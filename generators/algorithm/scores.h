@@ -1,0 +1,23 @@
+// Stage 2: scores, S = Q K^T * scale, with the mask applied.
+//
+// q(d, i, h, b) and k(d, j, h, b) are indexed by the query head h: grouped-query attention maps
+// query heads to shared key heads before this stage (see attention.h). Masked entries are -inf,
+// the additive mask of DESIGN.md section 1.
+#pragma once
+
+#include "Halide.h"
+
+namespace attngen::algorithm {
+
+struct ScoresFuncs {
+    Halide::Func q;       // q(d, i, h, b).
+    Halide::Func k;       // k(d, j, h, b), already mapped to the query head.
+    Halide::Func dot;     // dot(j, i, h, b) = sum_d q(d, i, h, b) k(d, j, h, b), unscaled.
+    Halide::Func scores;  // scores(j, i, h, b) = dot * scale, or -inf where masked.
+    Halide::RDom d;       // The reduction over the head dimension d_k.
+};
+
+ScoresFuncs define_scores(const Halide::Func &q, const Halide::Func &k, const Halide::Expr &d_k,
+                          const Halide::Expr &scale, const Halide::Func &key_end);
+
+}  // namespace attngen::algorithm

@@ -1,0 +1,53 @@
+#include "softmax.h"
+
+#include <limits>
+
+#include "dims.h"
+#include "numerics.h"
+
+namespace attngen::algorithm {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+
+SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const Func &key_end) {
+    const Dims &v = dims();
+    const Expr empty_row = key_end(v.i, v.b) <= 0;
+    SoftmaxFuncs f;
+    f.scores = scores;
+
+    f.max_keys = RDom(0, nk, "max_keys");
+    f.max_keys.where(f.max_keys < key_end(v.i, v.b));
+    f.row_max = Func("row_max");
+    // The lowest finite float rather than -inf: a row whose allowed scores are all -inf (an
+    // input of -inf) then still has a finite maximum to subtract.
+    f.row_max(v.i, v.h, v.b) = std::numeric_limits<float>::lowest();
+    f.row_max(v.i, v.h, v.b) =
+        Halide::max(f.row_max(v.i, v.h, v.b), scores(f.max_keys, v.i, v.h, v.b));
+
+    f.weights = Func("weights");
+    f.weights(v.j, v.i, v.h, v.b) = exp_f32(scores(v.j, v.i, v.h, v.b) - f.row_max(v.i, v.h, v.b));
+
+    f.sum_keys = RDom(0, nk, "sum_keys");
+    f.sum_keys.where(f.sum_keys < key_end(v.i, v.b));
+    f.row_sum = Func("row_sum");
+    f.row_sum(v.i, v.h, v.b) = 0.0f;
+    f.row_sum(v.i, v.h, v.b) += f.weights(f.sum_keys, v.i, v.h, v.b);
+
+    f.inv_sum = Func("inv_sum");
+    f.inv_sum(v.i, v.h, v.b) = Halide::select(empty_row, 0.0f, 1.0f / f.row_sum(v.i, v.h, v.b));
+
+    f.probs = Func("probs");
+    f.probs(v.j, v.i, v.h, v.b) =
+        Halide::select(v.j < key_end(v.i, v.b),
+                       f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
+
+    f.lse = Func("lse");
+    f.lse(v.i, v.h, v.b) =
+        Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
+                       f.row_max(v.i, v.h, v.b) + Halide::log(f.row_sum(v.i, v.h, v.b)));
+    return f;
+}
+
+}  // namespace attngen::algorithm

@@ -1,0 +1,31 @@
+// Stage 3: a numerically stable softmax over each row of scores.
+//
+// For a row with allowed keys [0, key_end): m = max s, w_j = e^(s_j - m), l = sum w_j,
+// p_j = w_j / l, lse = m + log l. Subtracting the row maximum keeps every exponent <= 0, so
+// scores near 1e4 neither overflow nor lose the row. A row with no allowed key has l = 0; it
+// gets p = 0 and lse = -inf instead of 0/0.
+//
+// The unnormalized weights w and 1/l are separate Funcs so that the weighted sum can multiply
+// by 1/l once per output element instead of once per key.
+#pragma once
+
+#include "Halide.h"
+
+namespace attngen::algorithm {
+
+struct SoftmaxFuncs {
+    Halide::Func scores;   // scores(j, i, h, b), the input.
+    Halide::Func row_max;  // row_max(i, h, b) over allowed keys.
+    Halide::Func weights;  // weights(j, i, h, b) = e^(scores - row_max), unnormalized.
+    Halide::Func row_sum;  // row_sum(i, h, b) = sum of weights over allowed keys.
+    Halide::Func inv_sum;  // inv_sum(i, h, b) = 1 / row_sum, or 0 for a row with no key.
+    Halide::Func probs;    // probs(j, i, h, b) = weights * inv_sum, 0 where masked.
+    Halide::Func lse;      // lse(i, h, b) = row_max + log(row_sum), -inf for a row with no key.
+    Halide::RDom max_keys;  // Key reduction of row_max, predicated on key_end.
+    Halide::RDom sum_keys;  // Key reduction of row_sum, predicated on key_end.
+};
+
+SoftmaxFuncs define_softmax(const Halide::Func &scores, const Halide::Expr &nk,
+                            const Halide::Func &key_end);
+
+}  // namespace attngen::algorithm

@@ -1,0 +1,106 @@
+// The composed attention kernel: q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v],
+// key_lengths [B] -> out [B, H, Nq, d_v], lse [B, H, Nq] and, when output_probs is set,
+// probs [B, H, Nq, Nk].
+#include "Halide.h"
+#include "algorithm/attention.h"
+#include "support.h"
+
+namespace attngen::generators {
+namespace {
+
+using namespace Halide;
+
+class AttentionGenerator : public Generator<AttentionGenerator> {
+public:
+    GeneratorParam<bool> causal{"causal", false};
+    // 0 means "any, read from the buffers"; a positive value specializes the kernel.
+    GeneratorParam<int> heads{"heads", 0};
+    GeneratorParam<int> kv_heads{"kv_heads", 0};
+    GeneratorParam<int> d_k{"d_k", 0};
+    GeneratorParam<int> d_v{"d_v", 0};
+    GeneratorParam<bool> output_probs{"output_probs", false};
+    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+
+    Input<Buffer<float, 4>> q{"q"};
+    Input<Buffer<float, 4>> k{"k"};
+    Input<Buffer<float, 4>> v{"v"};
+    Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
+    Input<float> scale{"scale"};
+
+    Output<Buffer<float, 4>> out{"out"};
+    Output<Buffer<float, 3>> lse{"lse"};
+    Output<Buffer<float, 4>> *probs = nullptr;
+
+    void configure() {
+        if (output_probs) {
+            probs = add_output<Buffer<float, 4>>("probs");
+        }
+    }
+
+    void generate() {
+        algorithm::AttentionShape shape;
+        shape.nq = q.dim(1).extent();
+        shape.nk = k.dim(1).extent();
+        shape.d_k = param_or(d_k, q.dim(0).extent());
+        shape.d_v = param_or(d_v, v.dim(0).extent());
+        shape.heads = param_or(heads, q.dim(2).extent());
+        shape.kv_heads = param_or(kv_heads, k.dim(2).extent());
+        funcs_ = algorithm::define_attention(q, k, v, key_lengths, shape, scale, causal);
+        out = funcs_.out;
+        lse = funcs_.lse;
+        if (probs != nullptr) {
+            *probs = funcs_.probs;
+        }
+        constrain_buffers();
+
+        q.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
+        k.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
+        v.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
+        key_lengths.set_estimates({{0, 1}});
+        scale.set_estimate(0.125f);
+        out.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
+        lse.set_estimates({{0, 1024}, {0, 8}, {0, 1}});
+        if (probs != nullptr) {
+            probs->set_estimates({{0, 1024}, {0, 1024}, {0, 8}, {0, 1}});
+        }
+    }
+
+    void schedule() {
+        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
+            s->attention(funcs_, probs != nullptr, {get_target()});
+        }
+    }
+
+private:
+    // Zero mins everywhere, and the extents of a specialized kernel, so that a call with other
+    // extents is an error rather than a wrong answer.
+    void constrain_buffers() {
+        require_zero_mins(q);
+        require_zero_mins(k);
+        require_zero_mins(v);
+        require_zero_mins(key_lengths);
+        require_zero_mins(out);
+        require_zero_mins(lse);
+        if (probs != nullptr) require_zero_mins(*probs);
+        if (d_k > 0) {
+            q.dim(0).set_extent(d_k);
+            k.dim(0).set_extent(d_k);
+        }
+        if (d_v > 0) {
+            v.dim(0).set_extent(d_v);
+            out.dim(0).set_extent(d_v);
+        }
+        if (heads > 0) q.dim(2).set_extent(heads);
+        if (kv_heads > 0) {
+            k.dim(2).set_extent(kv_heads);
+            v.dim(2).set_extent(kv_heads);
+        }
+    }
+
+    algorithm::AttentionFuncs funcs_;
+};
+
+}  // namespace
+}  // namespace attngen::generators
+
+HALIDE_REGISTER_GENERATOR(attngen::generators::AttentionGenerator, attention)

@@ -1,0 +1,97 @@
+// The multi-head attention layer: x [B, Nq, d_model], memory [B, Nk, d_mem],
+// w_q [d_model, H*d_k], w_k [d_mem, H_kv*d_k], w_v [d_mem, H_kv*d_v], w_o [H*d_v, d_out] and their
+// biases, key_lengths [B] -> y [B, Nq, d_out]. Self-attention passes x as memory.
+//
+// The head counts cannot be read from the buffers (only H*d_k can), so they are scalar inputs;
+// the head dims follow from them.
+#include "Halide.h"
+#include "algorithm/mha.h"
+#include "support.h"
+
+namespace attngen::generators {
+namespace {
+
+using namespace Halide;
+
+class MhaGenerator : public Generator<MhaGenerator> {
+public:
+    GeneratorParam<bool> causal{"causal", false};
+    // 0 means "any, taken from the inputs"; a positive value specializes the kernel.
+    GeneratorParam<int> heads{"heads", 0};
+    GeneratorParam<int> kv_heads{"kv_heads", 0};
+    GeneratorParam<int> d_k{"d_k", 0};
+    GeneratorParam<int> d_v{"d_v", 0};
+    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+
+    Input<Buffer<float, 3>> x{"x"};
+    Input<Buffer<float, 3>> memory{"memory"};
+    Input<Buffer<float, 2>> w_q{"w_q"};
+    Input<Buffer<float, 2>> w_k{"w_k"};
+    Input<Buffer<float, 2>> w_v{"w_v"};
+    Input<Buffer<float, 2>> w_o{"w_o"};
+    Input<Buffer<float, 1>> b_q{"b_q"};
+    Input<Buffer<float, 1>> b_k{"b_k"};
+    Input<Buffer<float, 1>> b_v{"b_v"};
+    Input<Buffer<float, 1>> b_o{"b_o"};
+    Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
+    Input<int32_t> num_heads{"num_heads"};
+    Input<int32_t> num_kv_heads{"num_kv_heads"};
+    Input<float> scale{"scale"};
+
+    Output<Buffer<float, 3>> y{"y"};
+
+    void generate() {
+        algorithm::MhaShape shape;
+        algorithm::AttentionShape &a = shape.attention;
+        a.heads = param_or(heads, num_heads);
+        a.kv_heads = param_or(kv_heads, num_kv_heads);
+        a.d_k = param_or(d_k, w_q.dim(0).extent() / a.heads);
+        a.d_v = param_or(d_v, w_v.dim(0).extent() / a.kv_heads);
+        a.nq = x.dim(1).extent();
+        a.nk = memory.dim(1).extent();
+        shape.d_model = x.dim(0).extent();
+        shape.d_mem = memory.dim(0).extent();
+        algorithm::MhaWeights weights{w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o};
+        funcs_ = algorithm::define_mha(x, memory, weights, key_lengths, shape, scale, causal);
+        y = funcs_.y;
+        constrain_buffers();
+
+        x.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
+        memory.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
+        for (auto *w : {&w_q, &w_k, &w_v, &w_o}) w->set_estimates({{0, 512}, {0, 512}});
+        for (auto *bias : {&b_q, &b_k, &b_v, &b_o}) bias->set_estimates({{0, 512}});
+        key_lengths.set_estimates({{0, 1}});
+        num_heads.set_estimate(8);
+        num_kv_heads.set_estimate(8);
+        scale.set_estimate(0.125f);
+        y.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
+    }
+
+    void schedule() {
+        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
+            s->mha(funcs_, {get_target()});
+        }
+    }
+
+private:
+    void constrain_buffers() {
+        require_zero_mins(x);
+        require_zero_mins(memory);
+        for (auto *w : {&w_q, &w_k, &w_v, &w_o}) require_zero_mins(*w);
+        for (auto *bias : {&b_q, &b_k, &b_v, &b_o}) require_zero_mins(*bias);
+        require_zero_mins(key_lengths);
+        require_zero_mins(y);
+        const int h = heads, h_kv = kv_heads, dk = d_k, dv = d_v;
+        if (h > 0 && dk > 0) w_q.dim(0).set_extent(h * dk);
+        if (h_kv > 0 && dk > 0) w_k.dim(0).set_extent(h_kv * dk);
+        if (h_kv > 0 && dv > 0) w_v.dim(0).set_extent(h_kv * dv);
+        if (h > 0 && dv > 0) w_o.dim(1).set_extent(h * dv);
+    }
+
+    algorithm::MhaFuncs funcs_;
+};
+
+}  // namespace
+}  // namespace attngen::generators
+
+HALIDE_REGISTER_GENERATOR(attngen::generators::MhaGenerator, mha)

@@ -1,0 +1,32 @@
+// Helpers shared by the generator files: buffer constraints and the hand-off to a schedule.
+#pragma once
+
+#include <string>
+
+#include "Halide.h"
+#include "schedule.h"
+
+namespace attngen::generators {
+
+// The runtime always passes buffers whose every dimension starts at 0. Telling Halide so removes
+// the min offsets from every index computation, and a buffer that breaks the promise is
+// rejected with an error instead of being read wrongly.
+template <typename Buffer>
+void require_zero_mins(Buffer &buffer) {
+    for (int d = 0; d < buffer.dimensions(); d++) {
+        buffer.dim(d).set_min(0);
+    }
+}
+
+// A generator parameter left at 0 means "any value, read from the buffers at run time"; a
+// positive value specializes the kernel to that value.
+inline Halide::Expr param_or(int param, const Halide::Expr &runtime_value) {
+    return param > 0 ? Halide::Expr(param) : runtime_value;
+}
+
+// The schedule to apply: the named one, or none when an autoscheduler was requested.
+inline const schedules::Schedule *schedule_for(const std::string &name, bool auto_schedule) {
+    return auto_schedule ? nullptr : &schedules::schedule_or_error(name);
+}
+
+}  // namespace attngen::generators

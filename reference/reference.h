@@ -1,0 +1,52 @@
+// Attention as plain loops over dense row-major arrays: the oracle that the tests, the demo and
+// the tuner compare every kernel against (DESIGN.md section 1). Instantiated for double (the
+// reference) and float (a naive float32 implementation, whose own error against the double one
+// sets the scale of the tolerance for a float32 kernel).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace attngen::reference {
+
+struct AttentionShape {
+    int64_t batch = 1, heads = 1, kv_heads = 1;
+    int64_t nq = 1, nk = 1;
+    int64_t d_k = 1, d_v = 1;
+};
+
+// The end of the allowed key prefix of query i (see generators/algorithm/mask.h); key_lengths
+// empty means every batch element has all nk keys.
+int64_t key_end(const AttentionShape &s, const std::vector<int64_t> &key_lengths, bool causal,
+                int64_t b, int64_t i);
+
+// q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] -> out [B, H, Nq, d_v],
+// lse [B, H, Nq] and probs [B, H, Nq, Nk]; lse and probs may be null.
+template <typename T>
+void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
+               const std::vector<int64_t> &key_lengths, bool causal, T scale, T *out, T *lse,
+               T *probs);
+
+// y [rows, d_out] = x [rows, d_in] w [d_in, d_out] + bias [d_out]; bias may be null.
+template <typename T>
+void projection(int64_t rows, int64_t d_in, int64_t d_out, const T *x, const T *w, const T *bias,
+                T *y);
+
+// Raw scores q k^T * scale without a mask: scores [B, H, Nq, Nk].
+template <typename T>
+void scores(const AttentionShape &s, const T *q, const T *k, T scale, T *out);
+
+struct MhaShape {
+    int64_t batch = 1, nq = 1, nk = 1;
+    int64_t d_model = 1, d_mem = 1, d_out = 1;
+    int64_t heads = 1, kv_heads = 1, d_k = 1, d_v = 1;
+};
+
+
+// x [B, Nq, d_model], memory [B, Nk, d_mem] -> y [B, Nq, d_out].
+template <typename T>
+void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k,
+         const T *w_v, const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
+         const std::vector<int64_t> &key_lengths, bool causal, T scale, T *y);
+
+}  // namespace attngen::reference

@@ -1,0 +1,42 @@
+// Scaled dot-product attention on tensors (DESIGN.md section 1).
+//
+//   q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] -> out [B, H, Nq, d_v]
+//
+// Query head h reads key/value head h / (H / H_kv): H_kv = H is multi-head attention, H_kv < H
+// grouped-query attention. Scores are q k^T * scale (default 1 / sqrt(d_k)); causal attention is
+// aligned bottom-right (query i sees key j iff j <= i + Nk - Nq), so a decode step against a KV
+// cache is the same call with Nq < Nk. key_lengths[b] masks the keys at and after that position
+// in batch element b. A query row with no allowed key gets out = 0, lse = -inf and probs = 0.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "attngen/status.h"
+#include "attngen/tensor.h"
+
+namespace attngen {
+
+struct AttentionArgs {
+    TensorView q, k, v;  // float32 inputs.
+    TensorView out;      // float32 output [B, H, Nq, d_v].
+
+    std::optional<TensorView> key_lengths;  // int32 or int64 [B], each in [0, Nk].
+    std::optional<TensorView> lse;          // float32 output [B, H, Nq], log-sum-exp per row.
+    std::optional<TensorView> probs;        // float32 output [B, H, Nq, Nk], the softmax weights.
+
+    bool causal = false;
+    std::optional<float> scale;  // Defaults to 1 / sqrt(d_k).
+    std::string schedule;        // A schedule name; empty picks the fastest one compiled.
+};
+
+// What a call did, for logs and benchmarks.
+struct CallInfo {
+    std::string kernel;  // Name of the compiled kernel that ran.
+};
+
+// Validates every shape, stride, dtype and value, then runs the best matching compiled kernel.
+// Nothing is written when validation fails. Safe to call from many threads at once.
+Status attention(const AttentionArgs &args, CallInfo *info = nullptr);
+
+}  // namespace attngen

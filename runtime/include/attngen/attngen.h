@@ -1,0 +1,8 @@
+// The whole public API of the attngen runtime.
+#pragma once
+
+#include "attngen/attention.h"
+#include "attngen/kernels.h"
+#include "attngen/mha.h"
+#include "attngen/status.h"
+#include "attngen/tensor.h"

@@ -1,0 +1,31 @@
+// What this build compiled, and process-wide settings of the kernels.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attngen {
+
+struct KernelInfo {
+    std::string name;      // e.g. "attention_f32_causal_d64_cpu_basic".
+    std::string op;        // "attention" or "mha".
+    std::string schedule;  // e.g. "cpu_basic".
+    std::string targets;   // The Halide targets it was compiled for.
+    bool causal = false;
+    bool probs = false;    // Whether it can output the probabilities.
+    // 0 where the kernel accepts any value; otherwise the value it is specialized to.
+    int heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
+};
+
+// Every compiled attention and mha kernel, in build order.
+std::vector<KernelInfo> list_kernels();
+
+// The schedule names with at least one compiled kernel, fastest first: the order in which an
+// empty schedule name picks them.
+std::vector<std::string> available_schedules();
+
+// Threads the kernels may use (Halide's thread pool); 0 restores the default (one per core).
+// Negative values count as 0. Returns the previous value. Process-wide.
+int set_num_threads(int threads);
+
+}  // namespace attngen

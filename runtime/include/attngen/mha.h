@@ -1,0 +1,66 @@
+// A multi-head attention layer that owns its weights (DESIGN.md section 1):
+//
+//   Q = x W_Q + b_Q, K = memory W_K + b_K, V = memory W_V + b_V,
+//   O_h = attention(Q_h, K_{h / (H / H_kv)}, V_{h / (H / H_kv)}), y = [O_0 .. O_{H-1}] W_O + b_O
+//
+// Weights use the X·W convention (input dim first): W_Q [d_model, H*d_k], W_K [d_mem, H_kv*d_k],
+// W_V [d_mem, H_kv*d_v], W_O [H*d_v, d_out]. Head h uses columns h*d_k .. (h+1)*d_k of x W_Q.
+// forward(x) is self-attention (memory = x); forward(x, memory) is cross-attention.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attngen/status.h"
+#include "attngen/tensor.h"
+
+namespace attngen {
+
+struct MhaWeights {
+    TensorView w_q, w_k, w_v, w_o;                // float32, copied by create().
+    std::optional<TensorView> b_q, b_k, b_v, b_o;  // float32; absent biases are zero.
+};
+
+struct MhaConfig {
+    int64_t heads = 1;
+    int64_t kv_heads = 0;  // 0 means heads (no grouping).
+    bool causal = false;
+    std::optional<float> scale;  // Defaults to 1 / sqrt(d_k).
+    std::string schedule;        // A schedule name; empty picks the fastest one compiled.
+};
+
+class MultiHeadAttention {
+public:
+    // Validates the weights against the config and copies them. d_k, d_v, d_model, d_mem and
+    // d_out follow from the weight shapes.
+    static Status create(const MhaWeights &weights, const MhaConfig &config,
+                         MultiHeadAttention *layer);
+
+    // Self-attention: x [B, Nq, d_model] -> y [B, Nq, d_out]. Requires d_mem = d_model.
+    Status forward(const TensorView &x, const TensorView &y,
+                   const std::optional<TensorView> &key_lengths = std::nullopt) const;
+    // Cross-attention: x [B, Nq, d_model], memory [B, Nk, d_mem] -> y [B, Nq, d_out].
+    Status forward(const TensorView &x, const TensorView &memory, const TensorView &y,
+                   const std::optional<TensorView> &key_lengths = std::nullopt) const;
+
+    int64_t heads() const { return heads_; }
+    int64_t kv_heads() const { return kv_heads_; }
+    int64_t d_model() const { return d_model_; }
+    int64_t d_mem() const { return d_mem_; }
+    int64_t d_k() const { return d_k_; }
+    int64_t d_v() const { return d_v_; }
+    int64_t d_out() const { return d_out_; }
+
+private:
+    int64_t heads_ = 0, kv_heads_ = 0;
+    int64_t d_model_ = 0, d_mem_ = 0, d_k_ = 0, d_v_ = 0, d_out_ = 0;
+    bool causal_ = false;
+    float scale_ = 1.0f;
+    std::string schedule_;
+    // Contiguous copies in the shapes documented above.
+    std::vector<float> w_q_, w_k_, w_v_, w_o_, b_q_, b_k_, b_v_, b_o_;
+};
+
+}  // namespace attngen

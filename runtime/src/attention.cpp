@@ -1,0 +1,121 @@
+#include "attngen/attention.h"
+
+#include <cmath>
+#include <vector>
+
+#include "dispatch.h"
+#include "halide_call.h"
+#include "validate.h"
+
+namespace attngen {
+
+using detail::NamedView;
+
+Status attention(const AttentionArgs &args, CallInfo *info) {
+    const NamedView q{"q", args.q, {"B", "H", "Nq", "d_k"}};
+    const NamedView k{"k", args.k, {"B", "H_kv", "Nk", "d_k"}};
+    const NamedView v{"v", args.v, {"B", "H_kv", "Nk", "d_v"}};
+    const NamedView out{"out", args.out, {"B", "H", "Nq", "d_v"}};
+    for (const NamedView *t : {&q, &k, &v, &out}) {
+        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*t, {DType::kFloat32}));
+    }
+    const int64_t batch = args.q.shape[0], heads = args.q.shape[1], nq = args.q.shape[2],
+                  d_k = args.q.shape[3];
+    const int64_t kv_heads = args.k.shape[1], nk = args.k.shape[2], d_v = args.v.shape[3];
+
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(k, 0, batch, "the batch size B of q"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(k, 3, d_k, "d_k of q"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(v, 0, batch, "the batch size B of q"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(v, 1, kv_heads, "H_kv of k"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(v, 2, nk, "Nk of k"));
+    if (heads % kv_heads != 0) {
+        return Status::InvalidArgument("q has H = " + std::to_string(heads) +
+                                       " heads, which is not a multiple of H_kv = " +
+                                       std::to_string(kv_heads) + " key/value heads of k");
+    }
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(out, 0, batch, "B of q"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(out, 1, heads, "H of q"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(out, 2, nq, "Nq of q"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(out, 3, d_v, "d_v of v"));
+
+    std::vector<const NamedView *> outputs{&out};
+    std::optional<NamedView> lse, probs;
+    if (args.lse) {
+        lse.emplace(NamedView{"lse", *args.lse, {"B", "H", "Nq"}});
+        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*lse, {DType::kFloat32}));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*lse, 0, batch, "B of q"));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*lse, 1, heads, "H of q"));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*lse, 2, nq, "Nq of q"));
+        outputs.push_back(&*lse);
+    }
+    if (args.probs) {
+        probs.emplace(NamedView{"probs", *args.probs, {"B", "H", "Nq", "Nk"}});
+        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*probs, {DType::kFloat32}));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*probs, 0, batch, "B of q"));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*probs, 1, heads, "H of q"));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*probs, 2, nq, "Nq of q"));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_extent(*probs, 3, nk, "Nk of k"));
+        outputs.push_back(&*probs);
+    }
+    std::vector<int32_t> key_lengths(batch, static_cast<int32_t>(nk));
+    std::optional<NamedView> lengths;
+    if (args.key_lengths) {
+        lengths.emplace(NamedView{"key_lengths", *args.key_lengths, {"B"}});
+        ATTNGEN_RETURN_IF_ERROR(detail::read_key_lengths(*lengths, batch, nk, &key_lengths));
+    }
+    for (std::size_t a = 0; a < outputs.size(); a++) {
+        ATTNGEN_RETURN_IF_ERROR(detail::check_output_layout(*outputs[a]));
+        for (const NamedView *input : {&q, &k, &v}) {
+            ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], *input));
+        }
+        if (lengths) ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], *lengths));
+        for (std::size_t b = a + 1; b < outputs.size(); b++) {
+            ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], *outputs[b]));
+        }
+    }
+    float scale = args.scale ? *args.scale : 1.0f / std::sqrt(static_cast<float>(d_k));
+    if (!std::isfinite(scale)) {
+        return Status::InvalidArgument("scale is " + std::to_string(scale) +
+                                       "; it must be a finite number");
+    }
+
+    detail::KernelRequest request;
+    request.op = detail::Op::attention;
+    request.schedule = args.schedule;
+    request.causal = args.causal;
+    request.probs = args.probs.has_value();
+    request.heads = heads;
+    request.kv_heads = kv_heads;
+    request.d_k = d_k;
+    request.d_v = d_v;
+    const detail::KernelEntry *kernel = nullptr;
+    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+    if (info != nullptr) info->kernel = kernel->name;
+
+    // The kernels always produce the log-sum-exp; it goes to scratch when not requested.
+    std::vector<float> lse_scratch;
+    TensorView lse_view;
+    if (args.lse) {
+        lse_view = *args.lse;
+    } else {
+        lse_scratch.resize(batch * heads * nq);
+        lse_view = TensorView::f32(lse_scratch.data(), {batch, heads, nq});
+    }
+    TensorView lengths_view = TensorView::i32(key_lengths.data(), {batch});
+
+    detail::HalideView hq(args.q), hk(args.k), hv(args.v), hout(args.out), hlse(lse_view),
+        hlengths(lengths_view);
+    detail::CallContext context;
+    int result;
+    if (kernel->attention_probs != nullptr) {
+        detail::HalideView hprobs(*args.probs);
+        result = kernel->attention_probs(&context, hq.get(), hk.get(), hv.get(), hlengths.get(),
+                                         scale, hout.get(), hlse.get(), hprobs.get());
+    } else {
+        result = kernel->attention(&context, hq.get(), hk.get(), hv.get(), hlengths.get(), scale,
+                                   hout.get(), hlse.get());
+    }
+    return context.finish(kernel->name, result);
+}
+
+}  // namespace attngen

@@ -1,0 +1,62 @@
+#include "dispatch.h"
+
+#include <cstring>
+
+#include "attngen/kernels.h"
+
+namespace attngen::detail {
+
+const char *const kScheduleOrder[] = {"cpu_fused", "cpu_tiled", "cpu_basic", "reference", nullptr};
+
+namespace {
+
+bool matches(int specialized, int64_t actual) { return specialized == 0 || specialized == actual; }
+
+int specialization(const KernelEntry &k) {
+    return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0);
+}
+
+const char *op_name(Op op) { return op == Op::attention ? "attention" : "mha"; }
+
+std::string describe(const KernelRequest &r, const std::string &schedule) {
+    std::string s = std::string(op_name(r.op)) + " kernel with schedule '" + schedule + "'";
+    if (r.causal) s += ", causal";
+    if (r.probs) s += ", with probabilities";
+    return s;
+}
+
+}  // namespace
+
+Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
+    std::string schedule = request.schedule;
+    if (schedule.empty()) {
+        auto available = available_schedules();
+        if (available.empty()) return Status::NotFound("this build compiled no kernels");
+        schedule = available.front();
+    }
+    const KernelEntry *best = nullptr;
+    bool schedule_known = false;
+    for (std::size_t n = 0; n < kNumKernels; n++) {
+        const KernelEntry &k = kKernels[n];
+        if (schedule != k.schedule) continue;
+        schedule_known = true;
+        if (k.op != request.op || k.causal != request.causal || k.probs != request.probs) continue;
+        if (!matches(k.heads, request.heads) || !matches(k.kv_heads, request.kv_heads) ||
+            !matches(k.d_k, request.d_k) || !matches(k.d_v, request.d_v)) {
+            continue;
+        }
+        if (best == nullptr || specialization(k) > specialization(*best)) best = &k;
+    }
+    if (best != nullptr) {
+        *kernel = best;
+        return Status::Ok();
+    }
+    if (!schedule_known) {
+        std::string known;
+        for (const auto &name : available_schedules()) known += (known.empty() ? "" : ", ") + name;
+        return Status::NotFound("unknown schedule '" + schedule + "'; this build has: " + known);
+    }
+    return Status::NotFound("this build has no " + describe(request, schedule));
+}
+
+}  // namespace attngen::detail

@@ -1,0 +1,45 @@
+// The bridge to generated kernels: halide_buffer_t views of TensorViews, and the per-call context
+// through which a kernel's error messages become a Status.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "HalideRuntime.h"
+#include "attngen/status.h"
+#include "attngen/tensor.h"
+
+namespace attngen::detail {
+
+// A halide_buffer_t describing a TensorView (dimensions reversed: Halide lists the innermost
+// dimension first). It points into itself, so it is neither copied nor moved.
+class HalideView {
+public:
+    explicit HalideView(const TensorView &view);
+    HalideView(const HalideView &) = delete;
+    HalideView &operator=(const HalideView &) = delete;
+
+    halide_buffer_t *get() { return &buffer_; }
+
+private:
+    halide_buffer_t buffer_{};
+    halide_dimension_t dims_[kMaxRank]{};
+};
+
+// Passed to every kernel as its user context. Halide's error handler is process-wide, so the
+// runtime installs one handler that appends each message to the context of the failing call.
+// Messages may arrive from several of the kernel's worker threads at once.
+class CallContext {
+public:
+    CallContext();
+    void record_error(const char *message);
+
+    // Status for the kernel's return code, carrying the messages it reported.
+    Status finish(const char *kernel_name, int result);
+
+private:
+    std::mutex mutex_;
+    std::string messages_;
+};
+
+}  // namespace attngen::detail

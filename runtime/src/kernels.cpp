@@ -1,0 +1,50 @@
+#include "attngen/kernels.h"
+
+#include <algorithm>
+
+#include "HalideRuntime.h"
+#include "dispatch.h"
+#include "kernel_table.h"
+
+namespace attngen {
+
+std::vector<KernelInfo> list_kernels() {
+    std::vector<KernelInfo> kernels;
+    for (std::size_t n = 0; n < detail::kNumKernels; n++) {
+        const detail::KernelEntry &k = detail::kKernels[n];
+        KernelInfo info;
+        info.name = k.name;
+        info.op = k.op == detail::Op::attention ? "attention" : "mha";
+        info.schedule = k.schedule;
+        info.targets = k.targets;
+        info.causal = k.causal;
+        info.probs = k.probs;
+        info.heads = k.heads;
+        info.kv_heads = k.kv_heads;
+        info.d_k = k.d_k;
+        info.d_v = k.d_v;
+        kernels.push_back(info);
+    }
+    return kernels;
+}
+
+std::vector<std::string> available_schedules() {
+    std::vector<std::string> compiled;
+    for (std::size_t n = 0; n < detail::kNumKernels; n++) {
+        std::string s = detail::kKernels[n].schedule;
+        if (std::find(compiled.begin(), compiled.end(), s) == compiled.end()) compiled.push_back(s);
+    }
+    // Known schedules in speed order, then any others in build order.
+    std::vector<std::string> ordered;
+    for (const char *const *s = detail::kScheduleOrder; *s != nullptr; s++) {
+        if (std::find(compiled.begin(), compiled.end(), *s) != compiled.end()) ordered.push_back(*s);
+    }
+    for (const auto &s : compiled) {
+        if (std::find(ordered.begin(), ordered.end(), s) == ordered.end()) ordered.push_back(s);
+    }
+    return ordered;
+}
+
+int set_num_threads(int threads) { return halide_set_num_threads(std::max(threads, 0)); }
+
+}  // namespace attngen

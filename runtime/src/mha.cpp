@@ -1,0 +1,162 @@
+#include "attngen/mha.h"
+
+#include <cmath>
+
+#include "dispatch.h"
+#include "halide_call.h"
+#include "validate.h"
+
+namespace attngen {
+
+using detail::NamedView;
+
+namespace {
+
+Status check_divides(const char *what, int64_t total, int64_t parts, const char *parts_name) {
+    if (total % parts == 0) return Status::Ok();
+    return Status::InvalidArgument(std::string(what) + " = " + std::to_string(total) +
+                                   " is not a multiple of " + parts_name + " = " +
+                                   std::to_string(parts));
+}
+
+Status copy_bias(const char *name, const std::optional<TensorView> &bias, int64_t size,
+                 const char *source, std::vector<float> *out) {
+    if (!bias) {
+        out->assign(size, 0.0f);
+        return Status::Ok();
+    }
+    const NamedView v{name, *bias, {source}};
+    ATTNGEN_RETURN_IF_ERROR(detail::check_view(v, {DType::kFloat32}));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(v, 0, size, source));
+    detail::copy_contiguous(*bias, out);
+    return Status::Ok();
+}
+
+}  // namespace
+
+Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &config,
+                                  MultiHeadAttention *layer) {
+    if (layer == nullptr) return Status::InvalidArgument("create() needs a layer to initialize");
+    const int64_t heads = config.heads;
+    const int64_t kv_heads = config.kv_heads == 0 ? config.heads : config.kv_heads;
+    if (heads <= 0 || kv_heads <= 0) {
+        return Status::InvalidArgument("heads (" + std::to_string(heads) + ") and kv_heads (" +
+                                       std::to_string(kv_heads) + ") must be positive");
+    }
+    ATTNGEN_RETURN_IF_ERROR(check_divides("heads", heads, kv_heads, "kv_heads"));
+
+    const NamedView w_q{"w_q", weights.w_q, {"d_model", "H*d_k"}};
+    const NamedView w_k{"w_k", weights.w_k, {"d_mem", "H_kv*d_k"}};
+    const NamedView w_v{"w_v", weights.w_v, {"d_mem", "H_kv*d_v"}};
+    const NamedView w_o{"w_o", weights.w_o, {"H*d_v", "d_out"}};
+    for (const NamedView *w : {&w_q, &w_k, &w_v, &w_o}) {
+        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*w, {DType::kFloat32}));
+    }
+    ATTNGEN_RETURN_IF_ERROR(check_divides("w_q columns (H*d_k)", weights.w_q.shape[1], heads, "heads"));
+    ATTNGEN_RETURN_IF_ERROR(
+        check_divides("w_v columns (H_kv*d_v)", weights.w_v.shape[1], kv_heads, "kv_heads"));
+    const int64_t d_k = weights.w_q.shape[1] / heads;
+    const int64_t d_v = weights.w_v.shape[1] / kv_heads;
+    const int64_t d_mem = weights.w_k.shape[0];
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(w_k, 1, kv_heads * d_k, "H_kv * d_k"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(w_v, 0, d_mem, "d_mem (rows of w_k)"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(w_o, 0, heads * d_v, "H * d_v"));
+
+    MultiHeadAttention m;
+    m.heads_ = heads;
+    m.kv_heads_ = kv_heads;
+    m.d_model_ = weights.w_q.shape[0];
+    m.d_mem_ = d_mem;
+    m.d_k_ = d_k;
+    m.d_v_ = d_v;
+    m.d_out_ = weights.w_o.shape[1];
+    m.causal_ = config.causal;
+    m.scale_ = config.scale ? *config.scale : 1.0f / std::sqrt(static_cast<float>(d_k));
+    if (!std::isfinite(m.scale_)) {
+        return Status::InvalidArgument("scale is " + std::to_string(m.scale_) +
+                                       "; it must be a finite number");
+    }
+    m.schedule_ = config.schedule;
+    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_q", weights.b_q, heads * d_k, "H*d_k", &m.b_q_));
+    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_k", weights.b_k, kv_heads * d_k, "H_kv*d_k", &m.b_k_));
+    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_v", weights.b_v, kv_heads * d_v, "H_kv*d_v", &m.b_v_));
+    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_o", weights.b_o, m.d_out_, "d_out", &m.b_o_));
+
+    // Fail now rather than at the first forward() if no kernel can serve this layer.
+    detail::KernelRequest request{detail::Op::mha, m.schedule_, m.causal_, false,
+                                  heads,           kv_heads,    d_k,       d_v};
+    const detail::KernelEntry *kernel = nullptr;
+    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+
+    detail::copy_contiguous(weights.w_q, &m.w_q_);
+    detail::copy_contiguous(weights.w_k, &m.w_k_);
+    detail::copy_contiguous(weights.w_v, &m.w_v_);
+    detail::copy_contiguous(weights.w_o, &m.w_o_);
+    *layer = std::move(m);
+    return Status::Ok();
+}
+
+Status MultiHeadAttention::forward(const TensorView &x, const TensorView &y,
+                                   const std::optional<TensorView> &key_lengths) const {
+    if (d_mem_ != d_model_) {
+        return Status::InvalidArgument("self-attention needs d_mem = d_model, but the layer has "
+                                       "d_mem = " + std::to_string(d_mem_) + " and d_model = " +
+                                       std::to_string(d_model_) + "; pass a memory");
+    }
+    return forward(x, x, y, key_lengths);
+}
+
+Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory,
+                                   const TensorView &y,
+                                   const std::optional<TensorView> &key_lengths) const {
+    if (heads_ == 0) return Status::InvalidArgument("the layer was not created");
+    const NamedView xv{"x", x, {"B", "Nq", "d_model"}};
+    const NamedView mv{"memory", memory, {"B", "Nk", "d_mem"}};
+    const NamedView yv{"y", y, {"B", "Nq", "d_out"}};
+    for (const NamedView *t : {&xv, &mv, &yv}) {
+        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*t, {DType::kFloat32}));
+    }
+    const int64_t batch = x.shape[0], nq = x.shape[1], nk = memory.shape[1];
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(xv, 2, d_model_, "d_model of the layer"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(mv, 0, batch, "B of x"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(mv, 2, d_mem_, "d_mem of the layer"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(yv, 0, batch, "B of x"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(yv, 1, nq, "Nq of x"));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_extent(yv, 2, d_out_, "d_out of the layer"));
+    std::vector<int32_t> lengths(batch, static_cast<int32_t>(nk));
+    std::optional<NamedView> lv;
+    if (key_lengths) {
+        lv.emplace(NamedView{"key_lengths", *key_lengths, {"B"}});
+        ATTNGEN_RETURN_IF_ERROR(detail::read_key_lengths(*lv, batch, nk, &lengths));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, *lv));
+    }
+    ATTNGEN_RETURN_IF_ERROR(detail::check_output_layout(yv));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, xv));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, mv));
+
+    detail::KernelRequest request{detail::Op::mha, schedule_, causal_, false,
+                                  heads_,          kv_heads_, d_k_,    d_v_};
+    const detail::KernelEntry *kernel = nullptr;
+    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+
+    auto view2 = [](const std::vector<float> &w, int64_t rows, int64_t cols) {
+        return TensorView::f32(w.data(), {rows, cols});
+    };
+    auto view1 = [](const std::vector<float> &b) {
+        return TensorView::f32(b.data(), {static_cast<int64_t>(b.size())});
+    };
+    detail::HalideView hx(x), hm(memory), hy(y);
+    detail::HalideView hwq(view2(w_q_, d_model_, heads_ * d_k_)),
+        hwk(view2(w_k_, d_mem_, kv_heads_ * d_k_)), hwv(view2(w_v_, d_mem_, kv_heads_ * d_v_)),
+        hwo(view2(w_o_, heads_ * d_v_, d_out_));
+    detail::HalideView hbq(view1(b_q_)), hbk(view1(b_k_)), hbv(view1(b_v_)), hbo(view1(b_o_));
+    detail::HalideView hl(TensorView::i32(lengths.data(), {batch}));
+    detail::CallContext context;
+    int result = kernel->mha(&context, hx.get(), hm.get(), hwq.get(), hwk.get(), hwv.get(),
+                             hwo.get(), hbq.get(), hbk.get(), hbv.get(), hbo.get(), hl.get(),
+                             static_cast<int32_t>(heads_), static_cast<int32_t>(kv_heads_), scale_,
+                             hy.get());
+    return context.finish(kernel->name, result);
+}
+
+}  // namespace attngen

@@ -1,0 +1,60 @@
+// Named schedules for the attention algorithms.
+//
+// The algorithm of every stage lives in generators/algorithm and never changes between
+// schedules; a Schedule only decides loop order, tiling, vectorization, parallelism and what is
+// fused or materialized. Generators look schedules up by name (the generator parameter
+// "schedule"), so adding a schedule means adding a class and one line in registry.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "algorithm/attention.h"
+#include "algorithm/mha.h"
+#include "algorithm/projection.h"
+#include "algorithm/scores.h"
+#include "algorithm/softmax.h"
+#include "algorithm/weighted_sum.h"
+
+namespace attngen::schedules {
+
+// What a schedule may depend on besides the Funcs: the target (vector width, features).
+struct Context {
+    Halide::Target target;
+
+    // Lanes of one float32 SIMD register on the target (4 for SSE/NEON, 8 for AVX2, 16 for
+    // AVX-512).
+    int vector_width() const { return target.natural_vector_size<float>(); }
+};
+
+class Schedule {
+public:
+    virtual ~Schedule() = default;
+    virtual const char *name() const = 0;
+
+    // The stage pipelines, each compiled as its own generator.
+    virtual void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const = 0;
+    virtual void scores(algorithm::ScoresFuncs &f, Halide::Func key_end,
+                        const Context &ctx) const = 0;
+    virtual void softmax(algorithm::SoftmaxFuncs &f, Halide::Func key_end,
+                         const Context &ctx) const = 0;
+    virtual void weighted_sum(algorithm::WeightedSumFuncs &f, Halide::Func key_end,
+                              const Context &ctx) const = 0;
+
+    // The composed pipelines. with_probs says whether the probabilities are an output.
+    virtual void attention(algorithm::AttentionFuncs &f, bool with_probs,
+                           const Context &ctx) const = 0;
+    virtual void mha(algorithm::MhaFuncs &f, const Context &ctx) const = 0;
+};
+
+// The schedule with this name, or nullptr.
+const Schedule *find_schedule(const std::string &name);
+
+// Every registered schedule name, for messages and listings.
+std::vector<std::string> schedule_names();
+
+// find_schedule, or a Halide user_error naming the known schedules.
+const Schedule &schedule_or_error(const std::string &name);
+
+}  // namespace attngen::schedules

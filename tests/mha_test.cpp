@@ -1,0 +1,181 @@
+// The multi-head attention layer against the fp64 reference, for every compiled schedule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "attngen/attngen.h"
+#include "test_util.h"
+
+namespace attngen::test {
+namespace {
+
+struct MhaCase {
+    reference::MhaShape shape;
+    bool causal = false;
+    bool biases = true;
+    bool cross = false;  // Self-attention (memory = x) unless set.
+    std::vector<int64_t> key_lengths;
+    std::vector<float> x, memory, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o;
+
+    void prepare(uint32_t seed) {
+        const auto &s = shape;
+        // Weights scaled by 1/sqrt(fan-in), as in common initializations, so that activations
+        // stay of order 1.
+        auto weights = [&](int64_t rows, int64_t cols, uint32_t salt) {
+            float bound = 1.0f / std::sqrt(static_cast<float>(rows));
+            return random_values(rows * cols, seed + salt, -bound, bound);
+        };
+        x = random_values(s.batch * s.nq * s.d_model, seed);
+        memory = cross ? random_values(s.batch * s.nk * s.d_mem, seed + 1) : x;
+        w_q = weights(s.d_model, s.heads * s.d_k, 2);
+        w_k = weights(s.d_mem, s.kv_heads * s.d_k, 3);
+        w_v = weights(s.d_mem, s.kv_heads * s.d_v, 4);
+        w_o = weights(s.heads * s.d_v, s.d_out, 5);
+        if (biases) {
+            b_q = random_values(s.heads * s.d_k, seed + 6);
+            b_k = random_values(s.kv_heads * s.d_k, seed + 7);
+            b_v = random_values(s.kv_heads * s.d_v, seed + 8);
+            b_o = random_values(s.d_out, seed + 9);
+        }
+    }
+
+    float scale() const { return 1.0f / std::sqrt(static_cast<float>(shape.d_k)); }
+
+    template <typename T>
+    std::vector<T> reference_output() const {
+        auto cast = [](const std::vector<float> &v) { return std::vector<T>(v.begin(), v.end()); };
+        auto xs = cast(x), ms = cast(memory), wq = cast(w_q), wk = cast(w_k), wv = cast(w_v),
+             wo = cast(w_o), bq = cast(b_q), bk = cast(b_k), bv = cast(b_v), bo = cast(b_o);
+        auto ptr = [](const std::vector<T> &v) { return v.empty() ? nullptr : v.data(); };
+        std::vector<T> y(shape.batch * shape.nq * shape.d_out);
+        reference::mha<T>(shape, xs.data(), ms.data(), wq.data(), wk.data(), wv.data(), wo.data(),
+                          ptr(bq), ptr(bk), ptr(bv), ptr(bo), key_lengths, causal, scale(),
+                          y.data());
+        return y;
+    }
+};
+
+class MhaTest : public ::testing::TestWithParam<std::string> {
+protected:
+    void Check(MhaCase &c, uint32_t seed = 11) {
+        c.prepare(seed);
+        const auto &s = c.shape;
+        MhaWeights w;
+        w.w_q = TensorView::f32(c.w_q.data(), {s.d_model, s.heads * s.d_k});
+        w.w_k = TensorView::f32(c.w_k.data(), {s.d_mem, s.kv_heads * s.d_k});
+        w.w_v = TensorView::f32(c.w_v.data(), {s.d_mem, s.kv_heads * s.d_v});
+        w.w_o = TensorView::f32(c.w_o.data(), {s.heads * s.d_v, s.d_out});
+        if (c.biases) {
+            w.b_q = TensorView::f32(c.b_q.data(), {s.heads * s.d_k});
+            w.b_k = TensorView::f32(c.b_k.data(), {s.kv_heads * s.d_k});
+            w.b_v = TensorView::f32(c.b_v.data(), {s.kv_heads * s.d_v});
+            w.b_o = TensorView::f32(c.b_o.data(), {s.d_out});
+        }
+        MhaConfig config;
+        config.heads = s.heads;
+        config.kv_heads = s.kv_heads;
+        config.causal = c.causal;
+        config.schedule = GetParam();
+        MultiHeadAttention layer;
+        Status status = MultiHeadAttention::create(w, config, &layer);
+        ASSERT_TRUE(status.ok()) << status.to_string();
+        EXPECT_EQ(layer.d_k(), s.d_k);
+        EXPECT_EQ(layer.d_v(), s.d_v);
+
+        std::vector<float> y(s.batch * s.nq * s.d_out, NAN);
+        auto x = TensorView::f32(c.x.data(), {s.batch, s.nq, s.d_model});
+        auto out = TensorView::f32(y.data(), {s.batch, s.nq, s.d_out});
+        std::optional<TensorView> lengths;
+        if (!c.key_lengths.empty()) lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
+        if (c.cross) {
+            auto m = TensorView::f32(c.memory.data(), {s.batch, s.nk, s.d_mem});
+            status = layer.forward(x, m, out, lengths);
+        } else {
+            status = layer.forward(x, out, lengths);
+        }
+        ASSERT_TRUE(status.ok()) << status.to_string();
+        EXPECT_TRUE(Matches(y, c.reference_output<double>(), c.reference_output<float>()));
+    }
+};
+
+MhaCase Make(int64_t batch, int64_t nq, int64_t d_model, int64_t heads, int64_t d_k) {
+    MhaCase c;
+    c.shape.batch = batch;
+    c.shape.nq = c.shape.nk = nq;
+    c.shape.d_model = c.shape.d_mem = c.shape.d_out = d_model;
+    c.shape.heads = c.shape.kv_heads = heads;
+    c.shape.d_k = c.shape.d_v = d_k;
+    return c;
+}
+
+TEST_P(MhaTest, SelfAttentionMatchesReference) {
+    auto c = Make(1, 17, 32, 4, 8);
+    Check(c);
+}
+
+TEST_P(MhaTest, WithoutBiases) {
+    auto c = Make(2, 9, 16, 2, 8);
+    c.biases = false;
+    Check(c);
+}
+
+TEST_P(MhaTest, CrossAttentionWithOtherLengthAndWidth) {
+    auto c = Make(2, 7, 24, 3, 8);
+    c.cross = true;
+    c.shape.nk = 19;
+    c.shape.d_mem = 40;
+    Check(c);
+}
+
+TEST_P(MhaTest, CausalSelfAttention) {
+    auto c = Make(2, 21, 32, 4, 8);
+    c.causal = true;
+    Check(c);
+}
+
+TEST_P(MhaTest, CausalDecodeStepAgainstLongerMemory) {
+    auto c = Make(1, 3, 32, 4, 8);
+    c.cross = true;
+    c.causal = true;
+    c.shape.nk = 30;
+    Check(c);
+}
+
+TEST_P(MhaTest, GroupedQueryAttention) {
+    auto c = Make(2, 11, 32, 8, 4);
+    c.shape.kv_heads = 2;
+    Check(c);
+    c.causal = true;
+    Check(c);
+}
+
+TEST_P(MhaTest, ValueDimAndOutputWidthDiffer) {
+    auto c = Make(1, 10, 24, 2, 8);
+    c.shape.d_v = 12;
+    c.shape.d_out = 20;
+    Check(c);
+}
+
+TEST_P(MhaTest, KeyLengthsPadMemory) {
+    auto c = Make(3, 6, 16, 2, 8);
+    c.cross = true;
+    c.shape.nk = 13;
+    c.key_lengths = {13, 4, 0};
+    Check(c);
+}
+
+TEST_P(MhaTest, ModelWidthsBelowAtAndAboveVectorWidth) {
+    for (int64_t d_model : {3, 8, 16, 17, 33}) {
+        SCOPED_TRACE("d_model=" + std::to_string(d_model));
+        auto c = Make(1, 5, d_model, 1, d_model);
+        Check(c);
+    }
+}
+
+std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) { return info.param; }
+
+INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(available_schedules()),
+                         ScheduleName);
+
+}  // namespace
+}  // namespace attngen::test
