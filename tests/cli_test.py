@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the attngen command line on .npy files made with numpy.
+
+The reference here is written with numpy in float64, independently of the C++ reference.
+Usage: cli_test.py PATH_TO_ATTNGEN [unittest options]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+ATTNGEN = None
+
+
+def attention_reference(q, k, v, causal=False, scale=None, key_lengths=None):
+    """O, LSE and P in float64, following DESIGN.md section 1."""
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    b, h, nq, dk = q.shape
+    hkv, nk = k.shape[1], k.shape[2]
+    scale = 1.0 / np.sqrt(dk) if scale is None else scale
+    k = np.repeat(k, h // hkv, axis=1)
+    v = np.repeat(v, h // hkv, axis=1)
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    allowed = np.ones((b, 1, nq, nk), dtype=bool)
+    if key_lengths is not None:
+        allowed &= (np.arange(nk)[None, :] < np.asarray(key_lengths)[:, None])[:, None, None, :]
+    if causal:
+        allowed &= (np.arange(nk)[None, :] <= np.arange(nq)[:, None] + (nk - nq))[None, None]
+    allowed = np.broadcast_to(allowed, s.shape)
+    s = np.where(allowed, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    empty = ~allowed.any(axis=-1, keepdims=True)
+    w = np.where(allowed, np.exp(s - np.where(empty, 0, m)), 0.0)
+    l = w.sum(axis=-1, keepdims=True)
+    p = np.where(empty, 0.0, w / np.where(empty, 1, l))
+    o = np.einsum("bhij,bhjd->bhid", p, v)
+    lse = np.where(empty, -np.inf, m + np.log(np.where(empty, 1, l)))[..., 0]
+    return o, lse, p
+
+
+def mha_reference(x, memory, wq, wk, wv, wo, biases, heads, kv_heads, causal, key_lengths=None):
+    x, memory = x.astype(np.float64), memory.astype(np.float64)
+    bq, bk, bv, bo = (0.0 if b is None else b.astype(np.float64) for b in biases)
+    q = x @ wq + bq
+    k = memory @ wk + bk
+    v = memory @ wv + bv
+    bsz, nq, _ = x.shape
+    nk = memory.shape[1]
+    dk = wq.shape[1] // heads
+    dv = wv.shape[1] // kv_heads
+    q = q.reshape(bsz, nq, heads, dk).transpose(0, 2, 1, 3)
+    k = k.reshape(bsz, nk, kv_heads, dk).transpose(0, 2, 1, 3)
+    v = v.reshape(bsz, nk, kv_heads, dv).transpose(0, 2, 1, 3)
+    o, _, _ = attention_reference(q, k, v, causal=causal, key_lengths=key_lengths)
+    o = o.transpose(0, 2, 1, 3).reshape(bsz, nq, heads * dv)
+    return o @ wo + bo
+
+
+def relative_error(actual, expected):
+    finite = np.isfinite(expected)
+    scale = np.abs(expected[finite]).max()
+    return np.abs(actual[finite] - expected[finite]).max() / scale
+
+
+class CliTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.rng = np.random.default_rng(1234)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def save(self, name, array):
+        np.save(self.path(name), array)
+        return self.path(name)
+
+    def rand(self, *shape):
+        return self.rng.uniform(-1, 1, size=shape).astype(np.float32)
+
+    def run_cli(self, *args):
+        return subprocess.run([ATTNGEN, *args], capture_output=True, text=True, timeout=120)
+
+    def assert_bad_input(self, result, fragment):
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn("error", lines[0])
+        self.assertIn(fragment, lines[0])
+
+    # --- attention ---
+
+    def attention_inputs(self, b=2, h=4, hkv=2, nq=13, nk=29, dk=16, dv=24):
+        return self.rand(b, h, nq, dk), self.rand(b, hkv, nk, dk), self.rand(b, hkv, nk, dv)
+
+    def attention_args(self, q, k, v, out="o.npy"):
+        return ["attention", "--q", self.save("q.npy", q), "--k", self.save("k.npy", k),
+                "--v", self.save("v.npy", v), "--out", self.path(out)]
+
+    def test_attention_matches_numpy_float64(self):
+        q, k, v = self.attention_inputs()
+        result = self.run_cli(*self.attention_args(q, k, v))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = np.load(self.path("o.npy"))
+        self.assertEqual(out.dtype, np.float32)
+        self.assertEqual(out.shape, (2, 4, 13, 24))
+        expected, _, _ = attention_reference(q, k, v)
+        self.assertLess(relative_error(out, expected), 1e-5)
+
+    def test_attention_causal_key_lengths_lse_probs_and_scale(self):
+        q, k, v = self.attention_inputs()
+        lengths = np.array([29, 11], dtype=np.int64)
+        args = self.attention_args(q, k, v) + [
+            "--causal", "--scale", "0.2", "--key-lengths", self.save("l.npy", lengths),
+            "--lse", self.path("lse.npy"), "--probs", self.path("p.npy")]
+        for schedule in self.schedules():
+            with self.subTest(schedule=schedule):
+                result = self.run_cli(*args, "--schedule", schedule)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                o, lse, p = attention_reference(q, k, v, True, 0.2, lengths)
+                self.assertLess(relative_error(np.load(self.path("o.npy")), o), 1e-5)
+                self.assertLess(relative_error(np.load(self.path("lse.npy")), lse), 1e-5)
+                self.assertLess(relative_error(np.load(self.path("p.npy")), p), 1e-5)
+
+    def test_attention_int32_key_lengths_with_fully_masked_batch(self):
+        q, k, v = self.attention_inputs(b=2, h=2, hkv=2, nq=5, nk=7, dk=8, dv=8)
+        lengths = np.array([0, 7], dtype=np.int32)
+        args = self.attention_args(q, k, v) + [
+            "--key-lengths", self.save("l.npy", lengths), "--lse", self.path("lse.npy")]
+        result = self.run_cli(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out, lse = np.load(self.path("o.npy")), np.load(self.path("lse.npy"))
+        self.assertTrue(np.all(out[0] == 0))
+        self.assertTrue(np.all(np.isneginf(lse[0])))
+        self.assertFalse(np.isnan(out).any())
+
+    # --- mha ---
+
+    def test_mha_cross_attention_with_biases_gqa_and_causal(self):
+        b, nq, nk, d_model, d_mem, heads, kv_heads, dk, dv, d_out = 2, 9, 17, 32, 24, 4, 2, 8, 6, 20
+        x, m = self.rand(b, nq, d_model), self.rand(b, nk, d_mem)
+        wq, wk = self.rand(d_model, heads * dk) * 0.3, self.rand(d_mem, kv_heads * dk) * 0.3
+        wv, wo = self.rand(d_mem, kv_heads * dv) * 0.3, self.rand(heads * dv, d_out) * 0.3
+        biases = [self.rand(heads * dk), self.rand(kv_heads * dk), self.rand(kv_heads * dv),
+                  self.rand(d_out)]
+        args = ["mha", "--x", self.save("x.npy", x), "--memory", self.save("m.npy", m),
+                "--wq", self.save("wq.npy", wq), "--wk", self.save("wk.npy", wk),
+                "--wv", self.save("wv.npy", wv), "--wo", self.save("wo.npy", wo),
+                "--bq", self.save("bq.npy", biases[0]), "--bk", self.save("bk.npy", biases[1]),
+                "--bv", self.save("bv.npy", biases[2]), "--bo", self.save("bo.npy", biases[3]),
+                "--heads", str(heads), "--kv-heads", str(kv_heads), "--causal",
+                "--out", self.path("y.npy")]
+        result = self.run_cli(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        y = np.load(self.path("y.npy"))
+        self.assertEqual(y.shape, (b, nq, d_out))
+        expected = mha_reference(x, m, wq, wk, wv, wo, biases, heads, kv_heads, True)
+        self.assertLess(relative_error(y, expected), 1e-5)
+
+    def test_mha_self_attention_without_biases(self):
+        b, n, d_model, heads = 1, 12, 16, 2
+        x = self.rand(b, n, d_model)
+        w = [self.rand(d_model, d_model) * 0.3 for _ in range(4)]
+        args = ["mha", "--x", self.save("x.npy", x)]
+        for name, weight in zip(["--wq", "--wk", "--wv", "--wo"], w):
+            args += [name, self.save(name[2:] + ".npy", weight)]
+        args += ["--heads", str(heads), "--out", self.path("y.npy")]
+        result = self.run_cli(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        expected = mha_reference(x, x, *w, [None] * 4, heads, heads, False)
+        self.assertLess(relative_error(np.load(self.path("y.npy")), expected), 1e-5)
+
+    # --- list ---
+
+    def schedules(self):
+        result = self.run_cli("list")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        last = result.stdout.strip().splitlines()[-1]
+        return [s.strip() for s in last.split(":")[-1].split(",")]
+
+    def test_list_names_kernels_and_schedules(self):
+        result = self.run_cli("list")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("attention_f32_reference", result.stdout)
+        self.assertIn("mha_f32_causal_cpu_basic", result.stdout)
+        self.assertEqual(set(self.schedules()), {"reference", "cpu_basic"} | set(self.schedules()))
+
+    # --- bad input: one line on stderr, exit code 2, no output file ---
+
+    def assert_rejected(self, args, fragment, out="o.npy"):
+        result = self.run_cli(*args)
+        self.assert_bad_input(result, fragment)
+        self.assertFalse(os.path.exists(self.path(out)), "output written by a failed run")
+        leftovers = [f for f in os.listdir(self.dir.name) if ".tmp-" in f]
+        self.assertEqual(leftovers, [])
+
+    def test_not_an_npy_file(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k, v)
+        with open(self.path("q.npy"), "wb") as f:
+            f.write(b"this is not numpy data at all")
+        self.assert_rejected(args, "not an .npy file")
+
+    def test_truncated_file(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k, v)
+        data = open(self.path("k.npy"), "rb").read()
+        with open(self.path("k.npy"), "wb") as f:
+            f.write(data[:-10])
+        self.assert_rejected(args, "truncated")
+
+    def test_float64_input(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q.astype(np.float64), k, v)
+        self.assert_rejected(args, "'<f8'")
+
+    def test_fortran_order_input(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k, v)
+        np.save(self.path("v.npy"), np.asfortranarray(v))
+        self.assert_rejected(args, "Fortran")
+
+    def test_wrong_rank(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q.reshape(2 * 4, 13, 16), k, v)
+        self.assert_rejected(args, "rank 4")
+
+    def test_mismatched_head_dim(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k[..., :8].copy(), v)
+        self.assert_rejected(args, "d_k")
+
+    def test_key_length_above_nk(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k, v) + [
+            "--key-lengths", self.save("l.npy", np.array([3, 30], dtype=np.int32))]
+        self.assert_rejected(args, "key_lengths[1]")
+
+    def test_missing_input_file(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k, v)
+        os.remove(self.path("v.npy"))
+        self.assert_rejected(args, "cannot open")
+
+    def test_unknown_schedule(self):
+        q, k, v = self.attention_inputs()
+        self.assert_rejected(self.attention_args(q, k, v) + ["--schedule", "warp9"], "warp9")
+
+    def test_missing_required_option(self):
+        result = self.run_cli("attention", "--q", "q.npy")
+        self.assert_bad_input(result, "--k")
+
+    def test_failed_run_keeps_existing_output(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q, k[..., :8].copy(), v)
+        with open(self.path("o.npy"), "wb") as f:
+            f.write(b"previous contents")
+        result = self.run_cli(*args)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(open(self.path("o.npy"), "rb").read(), b"previous contents")
+
+    def test_mha_heads_not_dividing_width(self):
+        x = self.rand(1, 4, 12)
+        w = self.save("w.npy", self.rand(12, 12))
+        args = ["mha", "--x", self.save("x.npy", x), "--wq", w, "--wk", w, "--wv", w, "--wo", w,
+                "--heads", "5", "--out", self.path("y.npy")]
+        self.assert_rejected(args, "heads = 5", out="y.npy")
+
+
+if __name__ == "__main__":
+    ATTNGEN = sys.argv.pop(1)
+    unittest.main()

@@ -1,0 +1,175 @@
+// The .npy reader and writer on well-formed and malformed bytes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "npy.h"
+
+namespace attngen::test {
+namespace {
+
+// A version 1.0 or 2.0 file with this header text (padded as numpy does) and payload.
+std::string NpyBytes(const std::string &header, const std::string &payload, int version = 1) {
+    std::string h = header;
+    const std::size_t prefix = version == 1 ? 10 : 12;
+    h.append((64 - (prefix + h.size() + 1) % 64) % 64, ' ');
+    h += '\n';
+    std::string bytes("\x93NUMPY", 6);
+    bytes += static_cast<char>(version);
+    bytes += '\0';
+    if (version == 1) {
+        bytes += static_cast<char>(h.size() & 0xff);
+        bytes += static_cast<char>(h.size() >> 8);
+    } else {
+        for (int b = 0; b < 4; b++) bytes += static_cast<char>((h.size() >> (8 * b)) & 0xff);
+    }
+    return bytes + h + payload;
+}
+
+std::string Floats(std::initializer_list<float> values) {
+    std::string s(values.size() * 4, '\0');
+    std::memcpy(s.data(), values.begin(), s.size());
+    return s;
+}
+
+bool Parse(const std::string &bytes, npy::Array *a, std::string *error) {
+    return npy::parse("test.npy", bytes, a, error);
+}
+
+TEST(Npy, ReadsFloat32COrder) {
+    npy::Array a;
+    std::string error;
+    ASSERT_TRUE(Parse(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                               Floats({1, 2, 3, 4})),
+                      &a, &error))
+        << error;
+    EXPECT_EQ(a.dtype, DType::kFloat32);
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(a.f32, (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(Npy, ReadsVersion2HeaderAndKeysInAnyOrder) {
+    npy::Array a;
+    std::string error;
+    ASSERT_TRUE(Parse(NpyBytes("{'shape': (3,), 'fortran_order': False, 'descr': '<i8'}",
+                               std::string(24, '\0'), 2),
+                      &a, &error))
+        << error;
+    EXPECT_EQ(a.dtype, DType::kInt64);
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{3}));
+}
+
+TEST(Npy, ReadsScalarShape) {
+    npy::Array a;
+    std::string error;
+    ASSERT_TRUE(Parse(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
+                               Floats({5})),
+                      &a, &error));
+    EXPECT_TRUE(a.shape.empty());
+    EXPECT_EQ(a.num_elements(), 1);
+}
+
+void ExpectRejected(const std::string &bytes, const std::string &fragment) {
+    npy::Array a;
+    std::string error;
+    EXPECT_FALSE(Parse(bytes, &a, &error));
+    EXPECT_NE(error.find(fragment), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << "message spans lines: " << error;
+    EXPECT_EQ(error.rfind("test.npy", 0), 0u) << "message does not name the file: " << error;
+}
+
+TEST(Npy, RejectsMissingMagic) { ExpectRejected("PK\x03\x04 zip file", "not an .npy file"); }
+
+TEST(Npy, RejectsEmptyFile) { ExpectRejected("", "not an .npy file"); }
+
+TEST(Npy, RejectsTruncatedHeader) {
+    std::string bytes = NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "");
+    ExpectRejected(bytes.substr(0, 30), "truncated header");
+}
+
+TEST(Npy, RejectsTruncatedData) {
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                            Floats({1, 2})),
+                   "truncated");
+}
+
+TEST(Npy, RejectsTrailingBytes) {
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
+                            Floats({1, 2})),
+                   "unexpected bytes");
+}
+
+TEST(Npy, RejectsFortranOrder) {
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+                            Floats({1, 2, 3, 4})),
+                   "Fortran");
+}
+
+TEST(Npy, RejectsBigEndianAndOtherDtypes) {
+    for (const char *descr : {">f4", "<f8", "<f2", "|u1", "<c8"}) {
+        ExpectRejected(NpyBytes(std::string("{'descr': '") + descr +
+                                    "', 'fortran_order': False, 'shape': (1,), }",
+                                std::string(16, '\0')),
+                       descr);
+    }
+}
+
+TEST(Npy, RejectsMalformedHeaders) {
+    ExpectRejected(NpyBytes("not a dict", ""), "malformed header");
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'shape': (1,), }", Floats({1})), "lacks");
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", ""),
+                   "non-negative integers");
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }", ""),
+                   "fortran_order");
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", ""),
+                   "unexpected header key");
+}
+
+TEST(Npy, RejectsShapesTooLargeToAllocate) {
+    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000, "
+                            "100000000), }",
+                            ""),
+                   "too large");
+}
+
+TEST(Npy, WriterOutputReadsBack) {
+    const float data[6] = {1, 2, 3, 4, 5, 6};
+    std::string bytes = npy::serialize_f32({2, 3}, data);
+    EXPECT_EQ((bytes.size() - 6 * 4) % 64, 0u) << "data must start 64-byte aligned";
+    npy::Array a;
+    std::string error;
+    ASSERT_TRUE(Parse(bytes, &a, &error)) << error;
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(a.f32, std::vector<float>(data, data + 6));
+}
+
+TEST(Npy, PendingFileIsInvisibleUntilCommitted) {
+    const std::string path = ::testing::TempDir() + "/attngen_pending.npy";
+    std::remove(path.c_str());
+    std::string error;
+    {
+        npy::PendingFile file;
+        ASSERT_TRUE(file.write(path, "contents", &error)) << error;
+        EXPECT_FALSE(std::ifstream(path).good());
+    }
+    EXPECT_FALSE(std::ifstream(path).good()) << "an uncommitted file must be removed";
+    npy::PendingFile file;
+    ASSERT_TRUE(file.write(path, "contents", &error)) << error;
+    ASSERT_TRUE(file.commit(&error)) << error;
+    std::ifstream in(path);
+    std::string read;
+    in >> read;
+    EXPECT_EQ(read, "contents");
+    std::remove(path.c_str());
+}
+
+TEST(Npy, ReadingAMissingFileNamesIt) {
+    npy::Array a;
+    std::string error;
+    EXPECT_FALSE(npy::read("/nonexistent/dir/x.npy", &a, &error));
+    EXPECT_NE(error.find("/nonexistent/dir/x.npy"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attngen::test

@@ -1,0 +1,36 @@
+// attngen list: the kernels this build compiled.
+#include <cstdio>
+
+#include "attngen/attngen.h"
+#include "commands.h"
+
+namespace attngen::cli {
+
+namespace {
+
+std::string fixed(int value) { return value == 0 ? "any" : std::to_string(value); }
+
+void run_list() {
+    const auto kernels = list_kernels();
+    std::printf("%-42s %-9s %-10s %-6s %-5s %-5s %-5s %-5s %-5s %s\n", "kernel", "op", "schedule",
+                "causal", "probs", "H", "H_kv", "d_k", "d_v", "targets");
+    for (const auto &k : kernels) {
+        std::printf("%-42s %-9s %-10s %-6s %-5s %-5s %-5s %-5s %-5s %s\n", k.name.c_str(),
+                    k.op.c_str(), k.schedule.c_str(), k.causal ? "yes" : "no",
+                    k.probs ? "yes" : "no", fixed(k.heads).c_str(), fixed(k.kv_heads).c_str(),
+                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), k.targets.c_str());
+    }
+    std::string schedules;
+    for (const auto &s : available_schedules()) schedules += (schedules.empty() ? "" : ", ") + s;
+    std::printf("\n%zu kernels; schedules, fastest first (the default is the first): %s\n",
+                kernels.size(), schedules.c_str());
+}
+
+}  // namespace
+
+void add_list_command(CLI::App &app) {
+    auto *cmd = app.add_subcommand("list", "List the compiled kernels, schedules and targets");
+    cmd->callback(run_list);
+}
+
+}  // namespace attngen::cli

@@ -1,0 +1,103 @@
+// attngen mha: a multi-head attention layer on .npy files.
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "attngen/attngen.h"
+#include "cli_error.h"
+#include "commands.h"
+#include "io.h"
+
+namespace attngen::cli {
+
+namespace {
+
+struct MhaOptions {
+    std::string x, memory, wq, wk, wv, wo, bq, bk, bv, bo, key_lengths, out, schedule;
+    int64_t heads = 0, kv_heads = 0;
+    bool causal = false;
+    std::optional<float> scale;
+};
+
+void run_mha(const MhaOptions &o) {
+    npy::Array x = load_f32(o.x, 3, "X [B, Nq, d_model]");
+    std::optional<npy::Array> memory;
+    if (!o.memory.empty()) memory = load_f32(o.memory, 3, "M [B, Nk, d_mem]");
+    npy::Array wq = load_f32(o.wq, 2, "W_Q [d_model, H*d_k]");
+    npy::Array wk = load_f32(o.wk, 2, "W_K [d_mem, H_kv*d_k]");
+    npy::Array wv = load_f32(o.wv, 2, "W_V [d_mem, H_kv*d_v]");
+    npy::Array wo = load_f32(o.wo, 2, "W_O [H*d_v, d_out]");
+    std::optional<npy::Array> bq, bk, bv, bo;
+    if (!o.bq.empty()) bq = load_f32(o.bq, 1, "b_Q [H*d_k]");
+    if (!o.bk.empty()) bk = load_f32(o.bk, 1, "b_K [H_kv*d_k]");
+    if (!o.bv.empty()) bv = load_f32(o.bv, 1, "b_V [H_kv*d_v]");
+    if (!o.bo.empty()) bo = load_f32(o.bo, 1, "b_O [d_out]");
+    std::optional<npy::Array> lengths;
+    if (!o.key_lengths.empty()) lengths = load_lengths(o.key_lengths);
+
+    MhaWeights weights;
+    weights.w_q = wq.view();
+    weights.w_k = wk.view();
+    weights.w_v = wv.view();
+    weights.w_o = wo.view();
+    if (bq) weights.b_q = bq->view();
+    if (bk) weights.b_k = bk->view();
+    if (bv) weights.b_v = bv->view();
+    if (bo) weights.b_o = bo->view();
+    MhaConfig config;
+    config.heads = o.heads;
+    config.kv_heads = o.kv_heads;
+    config.causal = o.causal;
+    config.scale = o.scale;
+    config.schedule = o.schedule;
+    MultiHeadAttention layer;
+    check(MultiHeadAttention::create(weights, config, &layer));
+
+    const int64_t batch = x.shape[0], nq = x.shape[1], d_out = layer.d_out();
+    std::vector<float> y(batch * nq * d_out);
+    auto y_view = TensorView::f32(y.data(), {batch, nq, d_out});
+    std::optional<TensorView> lengths_view;
+    if (lengths) lengths_view = lengths->view();
+    if (memory) {
+        check(layer.forward(x.view(), memory->view(), y_view, lengths_view));
+    } else {
+        check(layer.forward(x.view(), y_view, lengths_view));
+    }
+
+    Outputs outputs;
+    outputs.add(o.out, {batch, nq, d_out}, y);
+    outputs.commit();
+    std::printf("mha: wrote %s [%lld, %lld, %lld]\n", o.out.c_str(),
+                static_cast<long long>(batch), static_cast<long long>(nq),
+                static_cast<long long>(d_out));
+}
+
+}  // namespace
+
+void add_mha_command(CLI::App &app) {
+    auto o = std::make_shared<MhaOptions>();
+    auto *cmd = app.add_subcommand(
+        "mha", "Multi-head attention layer: Y = concat_h(attention(X W_Q, M W_K, M W_V)) W_O");
+    cmd->add_option("--x", o->x, "Queries' input, float32 [B, Nq, d_model]")->required();
+    cmd->add_option("--memory", o->memory,
+                    "Keys' and values' input, float32 [B, Nk, d_mem] (default: X)");
+    cmd->add_option("--wq", o->wq, "W_Q, float32 [d_model, H*d_k]")->required();
+    cmd->add_option("--wk", o->wk, "W_K, float32 [d_mem, H_kv*d_k]")->required();
+    cmd->add_option("--wv", o->wv, "W_V, float32 [d_mem, H_kv*d_v]")->required();
+    cmd->add_option("--wo", o->wo, "W_O, float32 [H*d_v, d_out]")->required();
+    cmd->add_option("--bq", o->bq, "b_Q, float32 [H*d_k]");
+    cmd->add_option("--bk", o->bk, "b_K, float32 [H_kv*d_k]");
+    cmd->add_option("--bv", o->bv, "b_V, float32 [H_kv*d_v]");
+    cmd->add_option("--bo", o->bo, "b_O, float32 [d_out]");
+    cmd->add_option("--heads", o->heads, "Query heads H")->required()->check(CLI::PositiveNumber);
+    cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads H_KV (default: H)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--causal", o->causal, "Causal mask aligned bottom-right");
+    cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(d_k))");
+    cmd->add_option("--key-lengths", o->key_lengths, "Valid keys per batch element, int32/int64 [B]");
+    cmd->add_option("--out", o->out, "Output file, float32 [B, Nq, d_out]")->required();
+    cmd->add_option("--schedule", o->schedule, "Schedule name (default: fastest compiled)");
+    cmd->callback([o] { run_mha(*o); });
+}
+
+}  // namespace attngen::cli

@@ -1,0 +1,56 @@
+// Reading and writing NumPy .npy files (format versions 1.0 to 3.0), C order, little-endian
+// float32, int32 and int64: what the command line exchanges with numpy users.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attngen/tensor.h"
+
+namespace attngen::npy {
+
+struct Array {
+    DType dtype = DType::kFloat32;
+    std::vector<int64_t> shape;
+    // Exactly one holds the elements, according to dtype.
+    std::vector<float> f32;
+    std::vector<int32_t> i32;
+    std::vector<int64_t> i64;
+
+    int64_t num_elements() const;
+    // A view of the elements; rank above attngen::kMaxRank is reported by the runtime.
+    TensorView view();
+};
+
+// Reads path into *out. On failure returns false and sets *error to one line that names the
+// file and the problem (missing, not an .npy file, truncated, Fortran order, unsupported dtype).
+bool read(const std::string &path, Array *out, std::string *error);
+
+// Parses the bytes of an .npy file; read() is this plus the file system. name labels messages.
+bool parse(const std::string &name, const std::string &bytes, Array *out, std::string *error);
+
+// The bytes of a version 1.0 .npy file holding float32 data of this shape.
+std::string serialize_f32(const std::vector<int64_t> &shape, const float *data);
+
+// A file written to a temporary name in the destination's directory and renamed into place by
+// commit(), so that the destination holds either its old content or the whole new file. An
+// uncommitted file is removed by the destructor.
+class PendingFile {
+public:
+    PendingFile() = default;
+    PendingFile(const PendingFile &) = delete;
+    PendingFile &operator=(const PendingFile &) = delete;
+    PendingFile(PendingFile &&other) noexcept;
+    ~PendingFile();
+
+    // Writes contents to a temporary file next to path.
+    bool write(const std::string &path, const std::string &contents, std::string *error);
+    // Renames the temporary file to its destination.
+    bool commit(std::string *error);
+
+private:
+    std::string path_, temp_path_;
+};
+
+}  // namespace attngen::npy
