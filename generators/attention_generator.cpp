@@ -11,7 +11,7 @@ namespace {
 using namespace Halide;
 
 class AttentionGenerator : public Generator<AttentionGenerator> {
-public:
+  public:
     GeneratorParam<bool> causal{"causal", false};
     // 0 means "any, read from the buffers"; a positive value specializes the kernel.
     GeneratorParam<int> heads{"heads", 0};
@@ -71,7 +71,7 @@ public:
         }
     }
 
-private:
+  private:
     // Zero mins everywhere, and the extents of a specialized kernel, so that a call with other
     // extents is an error rather than a wrong answer.
     void constrain_buffers() {

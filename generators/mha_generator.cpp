@@ -14,7 +14,7 @@ namespace {
 using namespace Halide;
 
 class MhaGenerator : public Generator<MhaGenerator> {
-public:
+  public:
     GeneratorParam<bool> causal{"causal", false};
     // 0 means "any, taken from the inputs"; a positive value specializes the kernel.
     GeneratorParam<int> heads{"heads", 0};
@@ -73,7 +73,7 @@ public:
         }
     }
 
-private:
+  private:
     void constrain_buffers() {
         require_zero_mins(x);
         require_zero_mins(memory);

@@ -9,7 +9,7 @@ namespace {
 using namespace Halide;
 
 class ProjectionGenerator : public Generator<ProjectionGenerator> {
-public:
+  public:
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
 
     Input<Buffer<float, 3>> x{"x"};
@@ -38,7 +38,7 @@ public:
         }
     }
 
-private:
+  private:
     algorithm::ProjectionFuncs funcs_;
 };
 

@@ -12,7 +12,7 @@ namespace {
 using namespace Halide;
 
 class ScoresGenerator : public Generator<ScoresGenerator> {
-public:
+  public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
 
@@ -31,8 +31,8 @@ public:
         shape.heads = q.dim(2).extent();
         shape.kv_heads = k.dim(2).extent();
         key_end_ = algorithm::define_key_end(key_lengths, shape.nq, shape.nk, causal);
-        funcs_ = algorithm::define_scores(
-            q, algorithm::for_query_heads(k, shape, "k_for_head"), shape.d_k, scale, key_end_);
+        funcs_ = algorithm::define_scores(q, algorithm::for_query_heads(k, shape, "k_for_head"),
+                                          shape.d_k, scale, key_end_);
         scores = funcs_.scores;
         require_zero_mins(q);
         require_zero_mins(k);
@@ -52,7 +52,7 @@ public:
         }
     }
 
-private:
+  private:
     Func key_end_;
     algorithm::ScoresFuncs funcs_;
 };

@@ -11,7 +11,7 @@ namespace {
 using namespace Halide;
 
 class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
-public:
+  public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
 
@@ -45,7 +45,7 @@ public:
         }
     }
 
-private:
+  private:
     Func key_end_;
     algorithm::SoftmaxFuncs funcs_;
 };

@@ -12,7 +12,7 @@ namespace {
 using namespace Halide;
 
 class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
-public:
+  public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
 
@@ -49,7 +49,7 @@ public:
         }
     }
 
-private:
+  private:
     Func key_end_;
     algorithm::WeightedSumFuncs funcs_;
 };

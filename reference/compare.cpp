@@ -53,10 +53,12 @@ Comparison compare(const float *actual, const double *expected, const float *nai
 std::string describe(const Comparison &c) {
     std::ostringstream s;
     s << (c.ok ? "ok" : "MISMATCH") << ": max error " << c.max_error << " (naive float32 "
-      << c.naive_error << ", tolerance " << c.tolerance << ", |reference| up to "
-      << c.max_reference << ")";
-    if (!c.problem.empty()) s << "; " << c.problem << " at index " << c.worst;
-    else if (c.worst >= 0) s << " at index " << c.worst;
+      << c.naive_error << ", tolerance " << c.tolerance << ", |reference| up to " << c.max_reference
+      << ")";
+    if (!c.problem.empty())
+        s << "; " << c.problem << " at index " << c.worst;
+    else if (c.worst >= 0)
+        s << " at index " << c.worst;
     return s.str();
 }
 

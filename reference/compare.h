@@ -14,7 +14,7 @@ namespace attngen::reference {
 
 struct Comparison {
     bool ok = true;
-    double max_error = 0;   // Largest |actual - reference|.
+    double max_error = 0;    // Largest |actual - reference|.
     double naive_error = 0;  // Largest |naive - reference|.
     double tolerance = 0;
     double max_reference = 0;  // Largest |reference|, the scale of the result.

@@ -109,8 +109,8 @@ std::vector<T> split_heads(const std::vector<T> &y, int64_t batch, int64_t n, in
 }  // namespace
 
 template <typename T>
-void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k,
-         const T *w_v, const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
+void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k, const T *w_v,
+         const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
          const std::vector<int64_t> &key_lengths, bool causal, T scale, T *y) {
     std::vector<T> qp(s.batch * s.nq * s.heads * s.d_k), kp(s.batch * s.nk * s.kv_heads * s.d_k),
         vp(s.batch * s.nk * s.kv_heads * s.d_v);
@@ -135,13 +135,13 @@ void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *
     projection(s.batch * s.nq, s.heads * s.d_v, s.d_out, concat.data(), w_o, b_o, y);
 }
 
-#define ATTNGEN_INSTANTIATE(T)                                                                  \
-    template void attention<T>(const AttentionShape &, const T *, const T *, const T *,         \
-                               const std::vector<int64_t> &, bool, T, T *, T *, T *);           \
+#define ATTNGEN_INSTANTIATE(T)                                                                    \
+    template void attention<T>(const AttentionShape &, const T *, const T *, const T *,           \
+                               const std::vector<int64_t> &, bool, T, T *, T *, T *);             \
     template void projection<T>(int64_t, int64_t, int64_t, const T *, const T *, const T *, T *); \
-    template void scores<T>(const AttentionShape &, const T *, const T *, T, T *);              \
-    template void mha<T>(const MhaShape &, const T *, const T *, const T *, const T *,          \
-                         const T *, const T *, const T *, const T *, const T *, const T *,      \
+    template void scores<T>(const AttentionShape &, const T *, const T *, T, T *);                \
+    template void mha<T>(const MhaShape &, const T *, const T *, const T *, const T *, const T *, \
+                         const T *, const T *, const T *, const T *, const T *,                   \
                          const std::vector<int64_t> &, bool, T, T *);
 
 ATTNGEN_INSTANTIATE(float)

@@ -35,8 +35,7 @@ void CpuBasic::projection(algorithm::ProjectionFuncs &f, const Context &ctx) con
     f.product.update().reorder(v.o, f.c).vectorize(v.o, vec, kTail);
 }
 
-void CpuBasic::scores(algorithm::ScoresFuncs &f, Func key_end,
-                      const Context &ctx) const {
+void CpuBasic::scores(algorithm::ScoresFuncs &f, Func key_end, const Context &ctx) const {
     const auto &v = algorithm::dims();
     const Var &hb = head_batch();
     const int vec = ctx.vector_width();
@@ -48,8 +47,7 @@ void CpuBasic::scores(algorithm::ScoresFuncs &f, Func key_end,
     f.dot.update().reorder(v.j, f.d).vectorize(v.j, vec, kTail);
 }
 
-void CpuBasic::softmax(algorithm::SoftmaxFuncs &f, Func key_end,
-                       const Context &ctx) const {
+void CpuBasic::softmax(algorithm::SoftmaxFuncs &f, Func key_end, const Context &ctx) const {
     const auto &v = algorithm::dims();
     const Var &hb = head_batch();
     const int vec = ctx.vector_width();
@@ -89,8 +87,10 @@ void CpuBasic::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
     projection(f.v_proj, ctx);
     attention(f.attention, false, ctx);
     Var nb("nb");
-    f.concat.compute_root().fuse(v.n, v.b, nb).parallel(nb).vectorize(v.o, ctx.vector_width(),
-                                                                     kTail);
+    f.concat.compute_root()
+        .fuse(v.n, v.b, nb)
+        .parallel(nb)
+        .vectorize(v.o, ctx.vector_width(), kTail);
     projection(f.out_proj, ctx);
 }
 

@@ -9,11 +9,10 @@
 namespace attngen::schedules {
 
 class CpuBasic final : public Schedule {
-public:
+  public:
     const char *name() const override { return "cpu_basic"; }
     void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const override;
-    void scores(algorithm::ScoresFuncs &f, Halide::Func key_end,
-                const Context &ctx) const override;
+    void scores(algorithm::ScoresFuncs &f, Halide::Func key_end, const Context &ctx) const override;
     void softmax(algorithm::SoftmaxFuncs &f, Halide::Func key_end,
                  const Context &ctx) const override;
     void weighted_sum(algorithm::WeightedSumFuncs &f, Halide::Func key_end,

@@ -9,15 +9,13 @@ void Reference::projection(algorithm::ProjectionFuncs &f, const Context &) const
     f.y.compute_root();
 }
 
-void Reference::scores(algorithm::ScoresFuncs &f, Func key_end,
-                       const Context &) const {
+void Reference::scores(algorithm::ScoresFuncs &f, Func key_end, const Context &) const {
     key_end.compute_root();
     f.dot.compute_root();
     f.scores.compute_root();
 }
 
-void Reference::softmax(algorithm::SoftmaxFuncs &f, Func key_end,
-                        const Context &) const {
+void Reference::softmax(algorithm::SoftmaxFuncs &f, Func key_end, const Context &) const {
     key_end.compute_root();
     f.row_max.compute_root();
     f.weights.compute_root();
@@ -27,8 +25,7 @@ void Reference::softmax(algorithm::SoftmaxFuncs &f, Func key_end,
     f.lse.compute_root();
 }
 
-void Reference::weighted_sum(algorithm::WeightedSumFuncs &f, Func key_end,
-                             const Context &) const {
+void Reference::weighted_sum(algorithm::WeightedSumFuncs &f, Func key_end, const Context &) const {
     key_end.compute_root();
     f.acc.compute_root();
     f.out.compute_root();

@@ -29,7 +29,7 @@ struct Context {
 };
 
 class Schedule {
-public:
+  public:
     virtual ~Schedule() = default;
     virtual const char *name() const = 0;
 

@@ -22,8 +22,8 @@ TEST(Numerics, ExpWithinTwoUlpsOverTheSoftmaxRange) {
     double worst_ulps = 0;
     for (int k = 0; k < n; k++) {
         const double exact = std::exp(static_cast<double>(x(k)));
-        const double ulp = std::nextafter(static_cast<float>(exact), INFINITY) -
-                           static_cast<float>(exact);
+        const double ulp =
+            std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact);
         worst_ulps = std::max(worst_ulps, std::fabs(out(k) - exact) / ulp);
     }
     EXPECT_LE(worst_ulps, 2.0);

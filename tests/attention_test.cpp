@@ -16,7 +16,7 @@ struct Outputs {
 };
 
 class AttentionTest : public ::testing::TestWithParam<std::string> {
-protected:
+  protected:
     // Runs the case through attngen::attention with this test's schedule.
     Outputs Run(const AttentionCase &c, bool with_probs) {
         const auto &s = c.shape;
@@ -30,7 +30,8 @@ protected:
         args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
         args.out = TensorView::f32(o.out.data(), {s.batch, s.heads, s.nq, s.d_v});
         args.lse = TensorView::f32(o.lse.data(), {s.batch, s.heads, s.nq});
-        if (with_probs) args.probs = TensorView::f32(o.probs.data(), {s.batch, s.heads, s.nq, s.nk});
+        if (with_probs)
+            args.probs = TensorView::f32(o.probs.data(), {s.batch, s.heads, s.nq, s.nk});
         if (!c.key_lengths.empty()) {
             args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
         }
@@ -194,8 +195,8 @@ TEST_P(AttentionTest, ProbabilityRowsSumToOne) {
     c.prepare(6);
     Outputs o = Run(c, true);
     for (int64_t row = 0; row < 2 * 2 * 13; row++) {
-        double sum = std::accumulate(o.probs.begin() + row * 29, o.probs.begin() + (row + 1) * 29,
-                                     0.0);
+        double sum =
+            std::accumulate(o.probs.begin() + row * 29, o.probs.begin() + (row + 1) * 29, 0.0);
         EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << row;
     }
     EXPECT_TRUE(Matches(o.probs, c.probs, c.probs32));
@@ -259,7 +260,9 @@ TEST_P(AttentionTest, HeadDim64UsesSpecializedKernelWhenCompiled) {
     }
 }
 
-std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) { return info.param; }
+std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
+    return info.param;
+}
 
 INSTANTIATE_TEST_SUITE_P(Schedules, AttentionTest, ::testing::ValuesIn(available_schedules()),
                          ScheduleName);

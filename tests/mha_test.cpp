@@ -56,7 +56,7 @@ struct MhaCase {
 };
 
 class MhaTest : public ::testing::TestWithParam<std::string> {
-protected:
+  protected:
     void Check(MhaCase &c, uint32_t seed = 11) {
         c.prepare(seed);
         const auto &s = c.shape;
@@ -172,7 +172,9 @@ TEST_P(MhaTest, ModelWidthsBelowAtAndAboveVectorWidth) {
     }
 }
 
-std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) { return info.param; }
+std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
+    return info.param;
+}
 
 INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(available_schedules()),
                          ScheduleName);

@@ -1,10 +1,10 @@
 // The .npy reader and writer on well-formed and malformed bytes.
+#include "npy.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
-
-#include "npy.h"
 
 namespace attngen::test {
 namespace {
@@ -63,9 +63,9 @@ TEST(Npy, ReadsVersion2HeaderAndKeysInAnyOrder) {
 TEST(Npy, ReadsScalarShape) {
     npy::Array a;
     std::string error;
-    ASSERT_TRUE(Parse(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
-                               Floats({5})),
-                      &a, &error));
+    ASSERT_TRUE(
+        Parse(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", Floats({5})), &a,
+              &error));
     EXPECT_TRUE(a.shape.empty());
     EXPECT_EQ(a.num_elements(), 1);
 }
@@ -79,9 +79,13 @@ void ExpectRejected(const std::string &bytes, const std::string &fragment) {
     EXPECT_EQ(error.rfind("test.npy", 0), 0u) << "message does not name the file: " << error;
 }
 
-TEST(Npy, RejectsMissingMagic) { ExpectRejected("PK\x03\x04 zip file", "not an .npy file"); }
+TEST(Npy, RejectsMissingMagic) {
+    ExpectRejected("PK\x03\x04 zip file", "not an .npy file");
+}
 
-TEST(Npy, RejectsEmptyFile) { ExpectRejected("", "not an .npy file"); }
+TEST(Npy, RejectsEmptyFile) {
+    ExpectRejected("", "not an .npy file");
+}
 
 TEST(Npy, RejectsTruncatedHeader) {
     std::string bytes = NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "");
@@ -89,15 +93,15 @@ TEST(Npy, RejectsTruncatedHeader) {
 }
 
 TEST(Npy, RejectsTruncatedData) {
-    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
-                            Floats({1, 2})),
-                   "truncated");
+    ExpectRejected(
+        NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", Floats({1, 2})),
+        "truncated");
 }
 
 TEST(Npy, RejectsTrailingBytes) {
-    ExpectRejected(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
-                            Floats({1, 2})),
-                   "unexpected bytes");
+    ExpectRejected(
+        NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", Floats({1, 2})),
+        "unexpected bytes");
 }
 
 TEST(Npy, RejectsFortranOrder) {

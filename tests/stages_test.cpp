@@ -23,7 +23,7 @@ void RecordError(void *user_context, const char *message) {
 }
 
 class StageTest : public ::testing::TestWithParam<std::string> {
-protected:
+  protected:
     static void SetUpTestSuite() { halide_set_error_handler(&RecordError); }
 
     const StageKernel &Kernel(const std::string &op, bool causal = false) {
@@ -61,8 +61,8 @@ TEST_P(StageTest, ProjectionMatchesReferenceAcrossWidths) {
                                          y32.data());
             auto bx = View(x, {B, N, d_in}), bw = View(w, {d_in, d_out}), bb = View(bias, {d_out}),
                  by = View(y, {B, N, d_out});
-            ASSERT_EQ(kernel.projection(&errors_, bx.raw_buffer(), bw.raw_buffer(),
-                                        bb.raw_buffer(), by.raw_buffer()),
+            ASSERT_EQ(kernel.projection(&errors_, bx.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(),
+                                        by.raw_buffer()),
                       0)
                 << errors_;
             EXPECT_TRUE(Matches(y, y64, y32));
@@ -126,7 +126,8 @@ TEST_P(StageTest, ScoresAreSymmetricWhenQueryAndKeyWeightsAreEqual) {
     CheckScores(Kernel("scores"), s, false, {N}, projected, projected, 1.0f, &errors_, &scores);
     for (int i = 0; i < N; i++) {
         for (int j = 0; j < i; j++) {
-            EXPECT_NEAR(scores[i * N + j], scores[j * N + i], 1e-6f * (1 + std::fabs(scores[i * N + j])))
+            EXPECT_NEAR(scores[i * N + j], scores[j * N + i],
+                        1e-6f * (1 + std::fabs(scores[i * N + j])))
                 << i << ", " << j;
         }
     }
@@ -214,8 +215,7 @@ TEST_P(StageTest, SoftmaxAcrossRowLengths) {
     for (int nk : {1, 3, 8, 15, 16, 17, 100, 257}) {
         SCOPED_TRACE("Nk=" + std::to_string(nk));
         const reference::AttentionShape s{1, 1, 1, 3, nk, 1, 1};
-        CheckSoftmax(Kernel("softmax"), s, false, {nk}, random_values(3 * nk, 11, -3, 3),
-                     &errors_);
+        CheckSoftmax(Kernel("softmax"), s, false, {nk}, random_values(3 * nk, 11, -3, 3), &errors_);
     }
 }
 
@@ -251,8 +251,8 @@ TEST_P(StageTest, WeightedSumMatchesReferenceOverAllowedKeys) {
                  bo = View(out, {B, H, Nq, d_v});
             auto bl = Lengths(lengths);
             ASSERT_EQ(Kernel("weighted_sum", causal)
-                          .weighted_sum(&errors_, bp.raw_buffer(), bv.raw_buffer(),
-                                        bl.raw_buffer(), bo.raw_buffer()),
+                          .weighted_sum(&errors_, bp.raw_buffer(), bv.raw_buffer(), bl.raw_buffer(),
+                                        bo.raw_buffer()),
                       0)
                 << errors_;
             EXPECT_TRUE(Matches(out, o64, o32));
@@ -280,10 +280,11 @@ std::vector<std::string> StageSchedules() {
     return {names.begin(), names.end()};
 }
 
-std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) { return info.param; }
+std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
+    return info.param;
+}
 
-INSTANTIATE_TEST_SUITE_P(Schedules, StageTest, ::testing::ValuesIn(StageSchedules()),
-                         ScheduleName);
+INSTANTIATE_TEST_SUITE_P(Schedules, StageTest, ::testing::ValuesIn(StageSchedules()), ScheduleName);
 
 }  // namespace
 }  // namespace attngen::test

@@ -23,8 +23,8 @@ std::vector<double> to_double(const std::vector<float> &v) {
                                    const std::vector<double> &expected,
                                    const std::vector<float> &naive) {
     if (actual.size() != expected.size() || naive.size() != expected.size()) {
-        return ::testing::AssertionFailure() << "sizes differ: " << actual.size() << " vs "
-                                             << expected.size();
+        return ::testing::AssertionFailure()
+               << "sizes differ: " << actual.size() << " vs " << expected.size();
     }
     auto c = reference::compare(actual.data(), expected.data(), naive.data(),
                                 static_cast<int64_t>(actual.size()));

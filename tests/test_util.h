@@ -31,8 +31,8 @@ struct AttentionCase {
     std::optional<float> scale;        // Empty: 1 / sqrt(d_k).
     std::vector<float> q, k, v;
 
-    std::vector<double> out, lse, probs;          // fp64 reference.
-    std::vector<float> out32, lse32, probs32;     // Naive float32.
+    std::vector<double> out, lse, probs;       // fp64 reference.
+    std::vector<float> out32, lse32, probs32;  // Naive float32.
 
     float effective_scale() const;
     // Draws inputs in [-magnitude, magnitude) and computes both references.

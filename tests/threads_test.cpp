@@ -79,7 +79,9 @@ TEST_P(ThreadsTest, ErrorsInConcurrentCallsStayWithTheirCall) {
     for (int t = 0; t < 8; t++) EXPECT_EQ(wrong[t], 0) << "thread " << t;
 }
 
-std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) { return info.param; }
+std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
+    return info.param;
+}
 
 INSTANTIATE_TEST_SUITE_P(Schedules, ThreadsTest, ::testing::ValuesIn(available_schedules()),
                          ScheduleName);

@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 
 // A valid call (B=2, H=4, H_kv=2, Nq=3, Nk=5, d_k=8, d_v=6) that each test breaks in one place.
 class AttentionValidation : public ::testing::Test {
-protected:
+  protected:
     AttentionValidation()
         : q(random_values(2 * 4 * 3 * 8, 1)),
           k(random_values(2 * 2 * 5 * 8, 2)),
@@ -165,7 +165,7 @@ TEST_F(AttentionValidation, UnknownScheduleIsNotFound) {
 }
 
 class MhaValidation : public ::testing::Test {
-protected:
+  protected:
     MhaValidation()
         : w_q(random_values(16 * 8, 1)),
           w_k(random_values(16 * 8, 2)),
@@ -190,7 +190,8 @@ TEST_F(MhaValidation, ValidLayerRunsSelfAttention) {
     ASSERT_TRUE(Create().ok());
     auto x = random_values(3 * 16, 5);
     std::vector<float> y(3 * 16);
-    Status s = layer.forward(TensorView::f32(x.data(), {1, 3, 16}), TensorView::f32(y.data(), {1, 3, 16}));
+    Status s =
+        layer.forward(TensorView::f32(x.data(), {1, 3, 16}), TensorView::f32(y.data(), {1, 3, 16}));
     EXPECT_TRUE(s.ok()) << s.to_string();
 }
 
@@ -228,7 +229,8 @@ TEST_F(MhaValidation, InputOfWrongWidth) {
     ASSERT_TRUE(Create().ok());
     auto x = random_values(3 * 12, 5);
     std::vector<float> y(3 * 16, 7.0f);
-    Status s = layer.forward(TensorView::f32(x.data(), {1, 3, 12}), TensorView::f32(y.data(), {1, 3, 16}));
+    Status s =
+        layer.forward(TensorView::f32(x.data(), {1, 3, 12}), TensorView::f32(y.data(), {1, 3, 16}));
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(s.message(), HasSubstr("d_model"));
     for (float v : y) EXPECT_EQ(v, 7.0f);
@@ -243,7 +245,8 @@ TEST_F(MhaValidation, SelfAttentionNeedsMemoryWhenWidthsDiffer) {
     ASSERT_TRUE(created.ok()) << created.to_string();
     auto x = random_values(3 * 16, 5);
     std::vector<float> y(3 * 16);
-    Status s = layer.forward(TensorView::f32(x.data(), {1, 3, 16}), TensorView::f32(y.data(), {1, 3, 16}));
+    Status s =
+        layer.forward(TensorView::f32(x.data(), {1, 3, 16}), TensorView::f32(y.data(), {1, 3, 16}));
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(s.message(), HasSubstr("memory"));
 }
@@ -251,7 +254,8 @@ TEST_F(MhaValidation, SelfAttentionNeedsMemoryWhenWidthsDiffer) {
 TEST_F(MhaValidation, ForwardOnALayerThatWasNotCreated) {
     auto x = random_values(3 * 16, 5);
     std::vector<float> y(3 * 16);
-    Status s = layer.forward(TensorView::f32(x.data(), {1, 3, 16}), TensorView::f32(y.data(), {1, 3, 16}));
+    Status s =
+        layer.forward(TensorView::f32(x.data(), {1, 3, 16}), TensorView::f32(y.data(), {1, 3, 16}));
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 

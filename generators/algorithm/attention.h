@@ -16,10 +16,10 @@ namespace attngen::algorithm {
 // Extents of one attention call. Each may be a constant (a specialized kernel) or read from the
 // buffers at run time.
 struct AttentionShape {
-    Halide::Expr nq, nk;         // Query and key sequence lengths.
-    Halide::Expr d_k, d_v;       // Head dims of queries/keys and of values.
-    Halide::Expr heads;          // H, query heads.
-    Halide::Expr kv_heads;       // H_kv, key/value heads; H is a multiple of H_kv.
+    Halide::Expr nq, nk;    // Query and key sequence lengths.
+    Halide::Expr d_k, d_v;  // Head dims of queries/keys and of values.
+    Halide::Expr heads;     // H, query heads.
+    Halide::Expr kv_heads;  // H_kv, key/value heads; H is a multiple of H_kv.
 };
 
 struct AttentionFuncs {

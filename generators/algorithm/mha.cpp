@@ -19,9 +19,8 @@ Func split_heads(const Func &y, const Expr &width, const std::string &name) {
 
 }  // namespace
 
-MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w,
-                    const Func &key_lengths, const MhaShape &shape, const Expr &scale,
-                    bool causal) {
+MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, const Func &key_lengths,
+                    const MhaShape &shape, const Expr &scale, bool causal) {
     const Dims &v = dims();
     const AttentionShape &a = shape.attention;
     MhaFuncs f;

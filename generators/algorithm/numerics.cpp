@@ -25,6 +25,8 @@ Expr exp_f32(Expr x) {
     return p * two_to_k;
 }
 
-Expr masked_score() { return Expr(-std::numeric_limits<float>::infinity()); }
+Expr masked_score() {
+    return Expr(-std::numeric_limits<float>::infinity());
+}
 
 }  // namespace attngen::algorithm

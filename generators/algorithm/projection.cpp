@@ -8,8 +8,8 @@ using Halide::Expr;
 using Halide::Func;
 using Halide::RDom;
 
-ProjectionFuncs define_projection(const Func &x, const Func &w, const Func &bias,
-                                  const Expr &d_in, const std::string &prefix) {
+ProjectionFuncs define_projection(const Func &x, const Func &w, const Func &bias, const Expr &d_in,
+                                  const std::string &prefix) {
     const Dims &v = dims();
     ProjectionFuncs f;
     f.x = x;

@@ -20,9 +20,8 @@ ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const E
     f.dot(v.j, v.i, v.h, v.b) = 0.0f;
     f.dot(v.j, v.i, v.h, v.b) += q(f.d, v.i, v.h, v.b) * k(f.d, v.j, v.h, v.b);
     f.scores = Func("scores");
-    f.scores(v.j, v.i, v.h, v.b) = Halide::select(v.j < key_end(v.i, v.b),
-                                                  f.dot(v.j, v.i, v.h, v.b) * scale,
-                                                  masked_score());
+    f.scores(v.j, v.i, v.h, v.b) =
+        Halide::select(v.j < key_end(v.i, v.b), f.dot(v.j, v.i, v.h, v.b) * scale, masked_score());
     return f;
 }
 

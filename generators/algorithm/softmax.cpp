@@ -39,9 +39,8 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const Func &key_
     f.inv_sum(v.i, v.h, v.b) = Halide::select(empty_row, 0.0f, 1.0f / f.row_sum(v.i, v.h, v.b));
 
     f.probs = Func("probs");
-    f.probs(v.j, v.i, v.h, v.b) =
-        Halide::select(v.j < key_end(v.i, v.b),
-                       f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
+    f.probs(v.j, v.i, v.h, v.b) = Halide::select(
+        v.j < key_end(v.i, v.b), f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
 
     f.lse = Func("lse");
     f.lse(v.i, v.h, v.b) =

@@ -10,13 +10,17 @@ const char *const kScheduleOrder[] = {"cpu_fused", "cpu_tiled", "cpu_basic", "re
 
 namespace {
 
-bool matches(int specialized, int64_t actual) { return specialized == 0 || specialized == actual; }
+bool matches(int specialized, int64_t actual) {
+    return specialized == 0 || specialized == actual;
+}
 
 int specialization(const KernelEntry &k) {
     return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0);
 }
 
-const char *op_name(Op op) { return op == Op::attention ? "attention" : "mha"; }
+const char *op_name(Op op) {
+    return op == Op::attention ? "attention" : "mha";
+}
 
 std::string describe(const KernelRequest &r, const std::string &schedule) {
     std::string s = std::string(op_name(r.op)) + " kernel with schedule '" + schedule + "'";

@@ -8,9 +8,12 @@ namespace {
 
 halide_type_t halide_type_of(DType dtype) {
     switch (dtype) {
-        case DType::kFloat32: return halide_type_t(halide_type_float, 32);
-        case DType::kInt32: return halide_type_t(halide_type_int, 32);
-        case DType::kInt64: return halide_type_t(halide_type_int, 64);
+        case DType::kFloat32:
+            return halide_type_t(halide_type_float, 32);
+        case DType::kInt32:
+            return halide_type_t(halide_type_int, 32);
+        case DType::kInt64:
+            return halide_type_t(halide_type_int, 64);
     }
     return halide_type_t(halide_type_float, 32);
 }
@@ -45,7 +48,9 @@ HalideView::HalideView(const TensorView &view) {
     buffer_.dim = dims_;
 }
 
-CallContext::CallContext() { install_error_handler_once(); }
+CallContext::CallContext() {
+    install_error_handler_once();
+}
 
 void CallContext::record_error(const char *message) {
     std::string text = message != nullptr ? message : "";

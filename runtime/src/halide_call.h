@@ -14,14 +14,14 @@ namespace attngen::detail {
 // A halide_buffer_t describing a TensorView (dimensions reversed: Halide lists the innermost
 // dimension first). It points into itself, so it is neither copied nor moved.
 class HalideView {
-public:
+  public:
     explicit HalideView(const TensorView &view);
     HalideView(const HalideView &) = delete;
     HalideView &operator=(const HalideView &) = delete;
 
     halide_buffer_t *get() { return &buffer_; }
 
-private:
+  private:
     halide_buffer_t buffer_{};
     halide_dimension_t dims_[kMaxRank]{};
 };
@@ -30,14 +30,14 @@ private:
 // runtime installs one handler that appends each message to the context of the failing call.
 // Messages may arrive from several of the kernel's worker threads at once.
 class CallContext {
-public:
+  public:
     CallContext();
     void record_error(const char *message);
 
     // Status for the kernel's return code, carrying the messages it reported.
     Status finish(const char *kernel_name, int result);
 
-private:
+  private:
     std::mutex mutex_;
     std::string messages_;
 };

@@ -13,9 +13,9 @@ enum class Op { attention, mha };
 
 // Signatures of the generated functions (see generators/*_generator.cpp). The first argument is
 // the user context that Halide passes to the error handler.
-using AttentionFn = int (*)(const void *ucon, halide_buffer_t *q, halide_buffer_t *k, halide_buffer_t *v,
-                            halide_buffer_t *key_lengths, float scale, halide_buffer_t *out,
-                            halide_buffer_t *lse);
+using AttentionFn = int (*)(const void *ucon, halide_buffer_t *q, halide_buffer_t *k,
+                            halide_buffer_t *v, halide_buffer_t *key_lengths, float scale,
+                            halide_buffer_t *out, halide_buffer_t *lse);
 using AttentionProbsFn = int (*)(const void *ucon, halide_buffer_t *q, halide_buffer_t *k,
                                  halide_buffer_t *v, halide_buffer_t *key_lengths, float scale,
                                  halide_buffer_t *out, halide_buffer_t *lse,

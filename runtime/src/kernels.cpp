@@ -37,7 +37,8 @@ std::vector<std::string> available_schedules() {
     // Known schedules in speed order, then any others in build order.
     std::vector<std::string> ordered;
     for (const char *const *s = detail::kScheduleOrder; *s != nullptr; s++) {
-        if (std::find(compiled.begin(), compiled.end(), *s) != compiled.end()) ordered.push_back(*s);
+        if (std::find(compiled.begin(), compiled.end(), *s) != compiled.end())
+            ordered.push_back(*s);
     }
     for (const auto &s : compiled) {
         if (std::find(ordered.begin(), ordered.end(), s) == ordered.end()) ordered.push_back(s);
@@ -45,6 +46,8 @@ std::vector<std::string> available_schedules() {
     return ordered;
 }
 
-int set_num_threads(int threads) { return halide_set_num_threads(std::max(threads, 0)); }
+int set_num_threads(int threads) {
+    return halide_set_num_threads(std::max(threads, 0));
+}
 
 }  // namespace attngen

@@ -52,7 +52,8 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
     for (const NamedView *w : {&w_q, &w_k, &w_v, &w_o}) {
         ATTNGEN_RETURN_IF_ERROR(detail::check_view(*w, {DType::kFloat32}));
     }
-    ATTNGEN_RETURN_IF_ERROR(check_divides("w_q columns (H*d_k)", weights.w_q.shape[1], heads, "heads"));
+    ATTNGEN_RETURN_IF_ERROR(
+        check_divides("w_q columns (H*d_k)", weights.w_q.shape[1], heads, "heads"));
     ATTNGEN_RETURN_IF_ERROR(
         check_divides("w_v columns (H_kv*d_v)", weights.w_v.shape[1], kv_heads, "kv_heads"));
     const int64_t d_k = weights.w_q.shape[1] / heads;
@@ -99,9 +100,11 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
 Status MultiHeadAttention::forward(const TensorView &x, const TensorView &y,
                                    const std::optional<TensorView> &key_lengths) const {
     if (d_mem_ != d_model_) {
-        return Status::InvalidArgument("self-attention needs d_mem = d_model, but the layer has "
-                                       "d_mem = " + std::to_string(d_mem_) + " and d_model = " +
-                                       std::to_string(d_model_) + "; pass a memory");
+        return Status::InvalidArgument(
+            "self-attention needs d_mem = d_model, but the layer has "
+            "d_mem = " +
+            std::to_string(d_mem_) + " and d_model = " + std::to_string(d_model_) +
+            "; pass a memory");
     }
     return forward(x, x, y, key_lengths);
 }

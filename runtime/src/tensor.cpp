@@ -6,18 +6,24 @@ namespace attngen {
 
 const char *dtype_name(DType dtype) {
     switch (dtype) {
-        case DType::kFloat32: return "float32";
-        case DType::kInt32: return "int32";
-        case DType::kInt64: return "int64";
+        case DType::kFloat32:
+            return "float32";
+        case DType::kInt32:
+            return "int32";
+        case DType::kInt64:
+            return "int64";
     }
     return "unknown";
 }
 
 std::size_t dtype_size(DType dtype) {
     switch (dtype) {
-        case DType::kFloat32: return 4;
-        case DType::kInt32: return 4;
-        case DType::kInt64: return 8;
+        case DType::kFloat32:
+            return 4;
+        case DType::kInt32:
+            return 4;
+        case DType::kInt64:
+            return 8;
     }
     return 0;
 }

@@ -23,8 +23,10 @@ void byte_span(const TensorView &v, int64_t *lo, int64_t *hi) {
     int64_t min_elem = 0, max_elem = 0;
     for (int d = 0; d < v.rank; d++) {
         int64_t reach = (v.shape[d] - 1) * v.strides[d];
-        if (reach > 0) max_elem += reach;
-        else min_elem += reach;
+        if (reach > 0)
+            max_elem += reach;
+        else
+            min_elem += reach;
     }
     int64_t size = static_cast<int64_t>(dtype_size(v.dtype));
     *lo = min_elem * size;
@@ -47,12 +49,14 @@ Status check_view(const NamedView &nv, std::initializer_list<DType> dtypes) {
     const int rank = static_cast<int>(nv.dim_names.size());
     const std::string name = nv.name;
     if (v.rank != rank) {
-        return Status::InvalidArgument(name + " has rank " + std::to_string(v.rank) + ", expected " +
-                                       std::to_string(rank) + " " + layout_string(nv));
+        return Status::InvalidArgument(name + " has rank " + std::to_string(v.rank) +
+                                       ", expected " + std::to_string(rank) + " " +
+                                       layout_string(nv));
     }
     if (std::find(dtypes.begin(), dtypes.end(), v.dtype) == dtypes.end()) {
         std::string allowed;
-        for (DType t : dtypes) allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(t));
+        for (DType t : dtypes)
+            allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(t));
         return Status::InvalidArgument(name + " has dtype " + dtype_name(v.dtype) + ", expected " +
                                        allowed);
     }
@@ -124,8 +128,7 @@ Status check_disjoint(const NamedView &out, const NamedView &other) {
                                    " in memory; outputs must not alias other tensors");
 }
 
-Status read_key_lengths(const NamedView &nv, int64_t batch, int64_t nk,
-                        std::vector<int32_t> *out) {
+Status read_key_lengths(const NamedView &nv, int64_t batch, int64_t nk, std::vector<int32_t> *out) {
     Status s = check_view(nv, {DType::kInt32, DType::kInt64});
     if (!s.ok()) return s;
     s = check_extent(nv, 0, batch, "the batch size B of q");

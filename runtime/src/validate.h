@@ -11,10 +11,10 @@
 #include "attngen/tensor.h"
 
 // Returns the status of expr from the enclosing function unless it is ok.
-#define ATTNGEN_RETURN_IF_ERROR(expr)          \
-    do {                                       \
-        ::attngen::Status status_ = (expr);    \
-        if (!status_.ok()) return status_;     \
+#define ATTNGEN_RETURN_IF_ERROR(expr)       \
+    do {                                    \
+        ::attngen::Status status_ = (expr); \
+        if (!status_.ok()) return status_;  \
     } while (0)
 
 namespace attngen::detail {

@@ -79,7 +79,8 @@ void add_attention_command(CLI::App &app) {
     cmd->add_option("--out", o->out, "Output file, float32 [B, H, Nq, d_v]")->required();
     cmd->add_flag("--causal", o->causal, "Causal mask aligned bottom-right (j <= i + Nk - Nq)");
     cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(d_k))");
-    cmd->add_option("--key-lengths", o->key_lengths, "Valid keys per batch element, int32/int64 [B]");
+    cmd->add_option("--key-lengths", o->key_lengths,
+                    "Valid keys per batch element, int32/int64 [B]");
     cmd->add_option("--lse", o->lse, "Also write the log-sum-exp per row, float32 [B, H, Nq]");
     cmd->add_option("--probs", o->probs, "Also write the probabilities, float32 [B, H, Nq, Nk]");
     cmd->add_option("--schedule", o->schedule, "Schedule name (default: fastest compiled)");

@@ -15,11 +15,11 @@ constexpr int kExitBadInput = 2;  // A malformed file, a wrong dtype or shape, a
 
 // Thrown by commands; main() prints "attngen: error: <message>" and exits with code.
 class Error : public std::runtime_error {
-public:
+  public:
     Error(int code, const std::string &message) : std::runtime_error(message), code_(code) {}
     int code() const { return code_; }
 
-private:
+  private:
     int code_;
 };
 
@@ -27,8 +27,8 @@ private:
 // failure for everything else.
 inline void check(const Status &status) {
     if (status.ok()) return;
-    const bool bad_input = status.code() == StatusCode::kInvalidArgument ||
-                           status.code() == StatusCode::kNotFound;
+    const bool bad_input =
+        status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound;
     throw Error(bad_input ? kExitBadInput : kExitFailure, status.message());
 }
 

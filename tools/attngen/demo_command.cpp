@@ -80,9 +80,10 @@ std::vector<T> reference_output(const DemoCase &c, const Inputs &in) {
 }
 
 int run_demo(int repeats) {
-    std::printf("attngen demo: multi-head attention on built-in inputs, every compiled schedule,\n"
-                "checked against an fp64 reference; time is the median of %d runs.\n\n",
-                repeats);
+    std::printf(
+        "attngen demo: multi-head attention on built-in inputs, every compiled schedule,\n"
+        "checked against an fp64 reference; time is the median of %d runs.\n\n",
+        repeats);
     std::printf("%-36s %-10s %-9s %-10s %-10s %s\n", "case", "schedule", "check", "max error",
                 "tolerance", "median ms");
     bool all_ok = true;
@@ -118,7 +119,9 @@ int run_demo(int repeats) {
                 check(c.cross ? layer.forward(x, m, out) : layer.forward(x, out));
                 auto stop = std::chrono::steady_clock::now();
                 // The first run warms caches and Halide's thread pool and is not counted.
-                if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+                if (r > 0)
+                    times.push_back(
+                        std::chrono::duration<double, std::milli>(stop - start).count());
             }
             std::sort(times.begin(), times.end());
             auto cmp = reference::compare(y.data(), expected.data(), naive.data(),

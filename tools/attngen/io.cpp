@@ -35,11 +35,12 @@ npy::Array load_lengths(const std::string &path) {
     std::string error;
     if (!npy::read(path, &a, &error)) throw Error(kExitBadInput, error);
     if (a.dtype == DType::kFloat32) {
-        throw Error(kExitBadInput, path + ": key lengths have dtype float32, expected int32 or int64");
+        throw Error(kExitBadInput,
+                    path + ": key lengths have dtype float32, expected int32 or int64");
     }
     if (a.shape.size() != 1) {
-        throw Error(kExitBadInput, path + ": key lengths have shape " + shape_string(a.shape) +
-                                       ", expected [B]");
+        throw Error(kExitBadInput,
+                    path + ": key lengths have shape " + shape_string(a.shape) + ", expected [B]");
     }
     return a;
 }

@@ -18,12 +18,12 @@ npy::Array load_lengths(const std::string &path);
 // Output files that are written to temporary names and renamed into place together, only after
 // every one of them has been written.
 class Outputs {
-public:
+  public:
     void add(const std::string &path, const std::vector<int64_t> &shape,
              const std::vector<float> &data);
     void commit();
 
-private:
+  private:
     std::vector<npy::PendingFile> files_;
 };
 

@@ -8,7 +8,9 @@ namespace attngen::cli {
 
 namespace {
 
-std::string fixed(int value) { return value == 0 ? "any" : std::to_string(value); }
+std::string fixed(int value) {
+    return value == 0 ? "any" : std::to_string(value);
+}
 
 void run_list() {
     const auto kernels = list_kernels();

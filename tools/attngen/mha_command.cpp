@@ -67,9 +67,8 @@ void run_mha(const MhaOptions &o) {
     Outputs outputs;
     outputs.add(o.out, {batch, nq, d_out}, y);
     outputs.commit();
-    std::printf("mha: wrote %s [%lld, %lld, %lld]\n", o.out.c_str(),
-                static_cast<long long>(batch), static_cast<long long>(nq),
-                static_cast<long long>(d_out));
+    std::printf("mha: wrote %s [%lld, %lld, %lld]\n", o.out.c_str(), static_cast<long long>(batch),
+                static_cast<long long>(nq), static_cast<long long>(d_out));
 }
 
 }  // namespace
@@ -94,7 +93,8 @@ void add_mha_command(CLI::App &app) {
         ->check(CLI::PositiveNumber);
     cmd->add_flag("--causal", o->causal, "Causal mask aligned bottom-right");
     cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(d_k))");
-    cmd->add_option("--key-lengths", o->key_lengths, "Valid keys per batch element, int32/int64 [B]");
+    cmd->add_option("--key-lengths", o->key_lengths,
+                    "Valid keys per batch element, int32/int64 [B]");
     cmd->add_option("--out", o->out, "Output file, float32 [B, Nq, d_out]")->required();
     cmd->add_option("--schedule", o->schedule, "Schedule name (default: fastest compiled)");
     cmd->callback([o] { run_mha(*o); });

@@ -34,7 +34,7 @@ std::string shape_string(const std::vector<int64_t> &shape) {
 // A cursor over the header, a Python dict literal such as
 // {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 class HeaderParser {
-public:
+  public:
     explicit HeaderParser(std::string text) : text_(std::move(text)) {}
 
     bool parse(std::string *descr, bool *fortran, std::vector<int64_t> *shape, std::string *why) {
@@ -81,7 +81,7 @@ public:
         return true;
     }
 
-private:
+  private:
     static bool fail(const std::string &message, std::string *why) {
         *why = message;
         return false;
@@ -148,9 +148,15 @@ TensorView Array::view() {
     v.dtype = dtype;
     v.rank = static_cast<int>(shape.size());
     switch (dtype) {
-        case DType::kFloat32: v.data = f32.data(); break;
-        case DType::kInt32: v.data = i32.data(); break;
-        case DType::kInt64: v.data = i64.data(); break;
+        case DType::kFloat32:
+            v.data = f32.data();
+            break;
+        case DType::kInt32:
+            v.data = i32.data();
+            break;
+        case DType::kInt64:
+            v.data = i64.data();
+            break;
     }
     int64_t stride = 1;
     for (int d = std::min(v.rank, kMaxRank) - 1; d >= 0; d--) {
@@ -255,8 +261,8 @@ bool read(const std::string &path, Array *out, std::string *error) {
 }
 
 std::string serialize_f32(const std::vector<int64_t> &shape, const float *data) {
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                         shape_string(shape) + ", }";
+    std::string header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
     // The format pads the header with spaces and a newline so that the data starts at a
     // multiple of 64 bytes.
     const std::size_t prefix = kMagicSize + 2 + 2;
@@ -284,8 +290,7 @@ PendingFile::~PendingFile() {
     if (!temp_path_.empty()) std::remove(temp_path_.c_str());
 }
 
-bool PendingFile::write(const std::string &path, const std::string &contents,
-                        std::string *error) {
+bool PendingFile::write(const std::string &path, const std::string &contents, std::string *error) {
     path_ = path;
     std::string pattern = path + ".tmp-XXXXXX";
     std::vector<char> name(pattern.begin(), pattern.end());

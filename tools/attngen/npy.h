@@ -37,7 +37,7 @@ std::string serialize_f32(const std::vector<int64_t> &shape, const float *data);
 // commit(), so that the destination holds either its old content or the whole new file. An
 // uncommitted file is removed by the destructor.
 class PendingFile {
-public:
+  public:
     PendingFile() = default;
     PendingFile(const PendingFile &) = delete;
     PendingFile &operator=(const PendingFile &) = delete;
@@ -49,7 +49,7 @@ public:
     // Renames the temporary file to its destination.
     bool commit(std::string *error);
 
-private:
+  private:
     std::string path_, temp_path_;
 };
 

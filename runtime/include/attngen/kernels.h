@@ -12,7 +12,7 @@ struct KernelInfo {
     std::string schedule;  // e.g. "cpu_basic".
     std::string targets;   // The Halide targets it was compiled for.
     bool causal = false;
-    bool probs = false;    // Whether it can output the probabilities.
+    bool probs = false;  // Whether it can output the probabilities.
     // 0 where the kernel accepts any value; otherwise the value it is specialized to.
     int heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
 };

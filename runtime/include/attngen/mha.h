@@ -19,7 +19,7 @@
 namespace attngen {
 
 struct MhaWeights {
-    TensorView w_q, w_k, w_v, w_o;                // float32, copied by create().
+    TensorView w_q, w_k, w_v, w_o;                 // float32, copied by create().
     std::optional<TensorView> b_q, b_k, b_v, b_o;  // float32; absent biases are zero.
 };
 
@@ -32,7 +32,7 @@ struct MhaConfig {
 };
 
 class MultiHeadAttention {
-public:
+  public:
     // Validates the weights against the config and copies them. d_k, d_v, d_model, d_mem and
     // d_out follow from the weight shapes.
     static Status create(const MhaWeights &weights, const MhaConfig &config,
@@ -53,7 +53,7 @@ public:
     int64_t d_v() const { return d_v_; }
     int64_t d_out() const { return d_out_; }
 
-private:
+  private:
     int64_t heads_ = 0, kv_heads_ = 0;
     int64_t d_model_ = 0, d_mem_ = 0, d_k_ = 0, d_v_ = 0, d_out_ = 0;
     bool causal_ = false;

@@ -19,7 +19,7 @@ enum class StatusCode {
 const char *status_code_name(StatusCode code);
 
 class [[nodiscard]] Status {
-public:
+  public:
     Status() = default;
     Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
@@ -38,7 +38,7 @@ public:
     // "ok", or "<code name>: <message>".
     std::string to_string() const;
 
-private:
+  private:
     StatusCode code_ = StatusCode::kOk;
     std::string message_;
 };
