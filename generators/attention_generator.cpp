@@ -19,7 +19,12 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     GeneratorParam<int> d_k{"d_k", 0};
     GeneratorParam<int> d_v{"d_v", 0};
     GeneratorParam<bool> output_probs{"output_probs", false};
+    // The kernel serves calls with at most this many queries; 0 means any. A small value
+    // selects a schedule's decode path.
+    GeneratorParam<int> max_queries{"max_queries", 0};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -67,7 +72,7 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->attention(funcs_, probs != nullptr, {get_target()});
+            s->attention(funcs_, probs != nullptr, make_context(get_target(), max_queries, tuning));
         }
     }
 

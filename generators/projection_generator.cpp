@@ -11,6 +11,8 @@ using namespace Halide;
 class ProjectionGenerator : public Generator<ProjectionGenerator> {
   public:
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 3>> x{"x"};
     Input<Buffer<float, 2>> w{"w"};
@@ -34,7 +36,7 @@ class ProjectionGenerator : public Generator<ProjectionGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->projection(funcs_, {get_target()});
+            s->projection(funcs_, make_context(get_target(), 0, tuning));
         }
     }
 

@@ -15,6 +15,8 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
   public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -30,9 +32,9 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
         shape.d_k = q.dim(0).extent();
         shape.heads = q.dim(2).extent();
         shape.kv_heads = k.dim(2).extent();
-        key_end_ = algorithm::define_key_end(key_lengths, shape.nq, shape.nk, causal);
+        mask_ = algorithm::define_key_mask(key_lengths, shape.nq, shape.nk, causal);
         funcs_ = algorithm::define_scores(q, algorithm::for_query_heads(k, shape, "k_for_head"),
-                                          shape.d_k, scale, key_end_);
+                                          shape.d_k, scale, mask_.end);
         scores = funcs_.scores;
         require_zero_mins(q);
         require_zero_mins(k);
@@ -48,12 +50,12 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->scores(funcs_, key_end_, {get_target()});
+            s->scores(funcs_, mask_, make_context(get_target(), 0, tuning));
         }
     }
 
   private:
-    Func key_end_;
+    algorithm::KeyMask mask_;
     algorithm::ScoresFuncs funcs_;
 };
 

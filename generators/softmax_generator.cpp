@@ -14,6 +14,8 @@ class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
   public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> scores{"scores"};
     Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
@@ -24,8 +26,8 @@ class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
     void generate() {
         Expr nk = scores.dim(0).extent();
         Expr nq = scores.dim(1).extent();
-        key_end_ = algorithm::define_key_end(key_lengths, nq, nk, causal);
-        funcs_ = algorithm::define_softmax(scores, nk, key_end_);
+        mask_ = algorithm::define_key_mask(key_lengths, nq, nk, causal);
+        funcs_ = algorithm::define_softmax(scores, nk, mask_);
         probs = funcs_.probs;
         lse = funcs_.lse;
         require_zero_mins(scores);
@@ -41,12 +43,12 @@ class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->softmax(funcs_, key_end_, {get_target()});
+            s->softmax(funcs_, mask_, make_context(get_target(), 0, tuning));
         }
     }
 
   private:
-    Func key_end_;
+    algorithm::KeyMask mask_;
     algorithm::SoftmaxFuncs funcs_;
 };
 

@@ -24,6 +24,17 @@ inline Halide::Expr param_or(int param, const Halide::Expr &runtime_value) {
     return param > 0 ? Halide::Expr(param) : runtime_value;
 }
 
+// The context a schedule sees: the target, the shape bucket (max_queries, 0 = any) and the
+// tuned parameter values ("name=value,...").
+inline schedules::Context make_context(const Halide::Target &target, int max_queries,
+                                       const std::string &tuning) {
+    schedules::Context ctx;
+    ctx.target = target;
+    ctx.max_queries = max_queries;
+    ctx.params = schedules::parse_params(tuning);
+    return ctx;
+}
+
 // The schedule to apply: the named one, or none when an autoscheduler was requested.
 inline const schedules::Schedule *schedule_for(const std::string &name, bool auto_schedule) {
     return auto_schedule ? nullptr : &schedules::schedule_or_error(name);

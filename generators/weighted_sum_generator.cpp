@@ -15,6 +15,8 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
   public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
+    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> p{"p"};
     Input<Buffer<float, 4>> v{"v"};
@@ -28,9 +30,9 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
         shape.nq = p.dim(1).extent();
         shape.heads = p.dim(2).extent();
         shape.kv_heads = v.dim(2).extent();
-        key_end_ = algorithm::define_key_end(key_lengths, shape.nq, shape.nk, causal);
+        mask_ = algorithm::define_key_mask(key_lengths, shape.nq, shape.nk, causal);
         funcs_ = algorithm::define_weighted_sum(
-            p, algorithm::for_query_heads(v, shape, "v_for_head"), shape.nk, key_end_);
+            p, algorithm::for_query_heads(v, shape, "v_for_head"), shape.nk, mask_);
         out = funcs_.out;
         require_zero_mins(p);
         require_zero_mins(v);
@@ -45,12 +47,12 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->weighted_sum(funcs_, key_end_, {get_target()});
+            s->weighted_sum(funcs_, mask_, make_context(get_target(), 0, tuning));
         }
     }
 
   private:
-    Func key_end_;
+    algorithm::KeyMask mask_;
     algorithm::WeightedSumFuncs funcs_;
 };
 

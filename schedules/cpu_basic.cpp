@@ -35,11 +35,13 @@ void CpuBasic::projection(algorithm::ProjectionFuncs &f, const Context &ctx) con
     f.product.update().reorder(v.o, f.c).vectorize(v.o, vec, kTail);
 }
 
-void CpuBasic::scores(algorithm::ScoresFuncs &f, Func key_end, const Context &ctx) const {
+void CpuBasic::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
+                      const Context &ctx) const {
     const auto &v = algorithm::dims();
     const Var &hb = head_batch();
     const int vec = ctx.vector_width();
-    key_end.compute_root();
+    mask.end.compute_root();
+    mask.dense_end.compute_root();
     f.scores.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.j, vec, kTail);
     // K transposed once per head, so that a vector of keys j is contiguous in the dot product.
     f.k.compute_at(f.scores, hb).reorder_storage(v.j, v.d);
@@ -47,11 +49,13 @@ void CpuBasic::scores(algorithm::ScoresFuncs &f, Func key_end, const Context &ct
     f.dot.update().reorder(v.j, f.d).vectorize(v.j, vec, kTail);
 }
 
-void CpuBasic::softmax(algorithm::SoftmaxFuncs &f, Func key_end, const Context &ctx) const {
+void CpuBasic::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
+                       const Context &ctx) const {
     const auto &v = algorithm::dims();
     const Var &hb = head_batch();
     const int vec = ctx.vector_width();
-    key_end.compute_root();
+    mask.end.compute_root();
+    mask.dense_end.compute_root();
     f.row_max.compute_root().fuse(v.h, v.b, hb).parallel(hb);
     f.row_max.update().fuse(v.h, v.b, hb).parallel(hb);
     f.weights.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.j, vec, kTail);
@@ -61,12 +65,13 @@ void CpuBasic::softmax(algorithm::SoftmaxFuncs &f, Func key_end, const Context &
     f.lse.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.i, vec, kTail);
 }
 
-void CpuBasic::weighted_sum(algorithm::WeightedSumFuncs &f, Func key_end,
+void CpuBasic::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
                             const Context &ctx) const {
     const auto &v = algorithm::dims();
     const Var &hb = head_batch();
     const int vec = ctx.vector_width();
-    key_end.compute_root();
+    mask.end.compute_root();
+    mask.dense_end.compute_root();
     f.out.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.e, vec, kTail);
     // One output row at a time: a vector of value features e accumulates p(j) * v(e, j) over the
     // allowed keys j.
@@ -75,9 +80,9 @@ void CpuBasic::weighted_sum(algorithm::WeightedSumFuncs &f, Func key_end,
 }
 
 void CpuBasic::attention(algorithm::AttentionFuncs &f, bool, const Context &ctx) const {
-    scores(f.scores, f.key_end, ctx);
-    softmax(f.softmax, f.key_end, ctx);
-    weighted_sum(f.weighted_sum, f.key_end, ctx);
+    scores(f.scores, f.mask, ctx);
+    softmax(f.softmax, f.mask, ctx);
+    weighted_sum(f.weighted_sum, f.mask, ctx);
 }
 
 void CpuBasic::mha(algorithm::MhaFuncs &f, const Context &ctx) const {

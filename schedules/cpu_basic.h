@@ -12,10 +12,11 @@ class CpuBasic final : public Schedule {
   public:
     const char *name() const override { return "cpu_basic"; }
     void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const override;
-    void scores(algorithm::ScoresFuncs &f, Halide::Func key_end, const Context &ctx) const override;
-    void softmax(algorithm::SoftmaxFuncs &f, Halide::Func key_end,
+    void scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
+                const Context &ctx) const override;
+    void softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
                  const Context &ctx) const override;
-    void weighted_sum(algorithm::WeightedSumFuncs &f, Halide::Func key_end,
+    void weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
                       const Context &ctx) const override;
     void attention(algorithm::AttentionFuncs &f, bool with_probs,
                    const Context &ctx) const override;

@@ -9,14 +9,17 @@ void Reference::projection(algorithm::ProjectionFuncs &f, const Context &) const
     f.y.compute_root();
 }
 
-void Reference::scores(algorithm::ScoresFuncs &f, Func key_end, const Context &) const {
-    key_end.compute_root();
+void Reference::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask, const Context &) const {
+    mask.end.compute_root();
+    mask.dense_end.compute_root();
     f.dot.compute_root();
     f.scores.compute_root();
 }
 
-void Reference::softmax(algorithm::SoftmaxFuncs &f, Func key_end, const Context &) const {
-    key_end.compute_root();
+void Reference::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
+                        const Context &) const {
+    mask.end.compute_root();
+    mask.dense_end.compute_root();
     f.row_max.compute_root();
     f.weights.compute_root();
     f.row_sum.compute_root();
@@ -25,16 +28,18 @@ void Reference::softmax(algorithm::SoftmaxFuncs &f, Func key_end, const Context 
     f.lse.compute_root();
 }
 
-void Reference::weighted_sum(algorithm::WeightedSumFuncs &f, Func key_end, const Context &) const {
-    key_end.compute_root();
+void Reference::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
+                             const Context &) const {
+    mask.end.compute_root();
+    mask.dense_end.compute_root();
     f.acc.compute_root();
     f.out.compute_root();
 }
 
 void Reference::attention(algorithm::AttentionFuncs &f, bool, const Context &ctx) const {
-    scores(f.scores, f.key_end, ctx);
-    softmax(f.softmax, f.key_end, ctx);
-    weighted_sum(f.weighted_sum, f.key_end, ctx);
+    scores(f.scores, f.mask, ctx);
+    softmax(f.softmax, f.mask, ctx);
+    weighted_sum(f.weighted_sum, f.mask, ctx);
 }
 
 void Reference::mha(algorithm::MhaFuncs &f, const Context &ctx) const {

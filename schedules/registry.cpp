@@ -1,6 +1,9 @@
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "cpu_basic.h"
+#include "cpu_fused.h"
 #include "reference.h"
 #include "schedule.h"
 
@@ -8,11 +11,21 @@ namespace attngen::schedules {
 
 namespace {
 
+// Reports a mistake in a generator's parameters the way Halide reports its own: the generator
+// prints the message and fails.
+[[noreturn]] void fail(const std::string &message) {
+    // Halide's user_error macro is undefined at the end of Halide.h; this is its expansion.
+    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User)
+        << message << "\n";
+    std::abort();  // ErrorReport throws or aborts in its destructor; this is never reached.
+}
+
 const std::vector<std::unique_ptr<Schedule>> &all_schedules() {
     static const std::vector<std::unique_ptr<Schedule>> schedules = [] {
         std::vector<std::unique_ptr<Schedule>> s;
         s.push_back(std::make_unique<Reference>());
         s.push_back(std::make_unique<CpuBasic>());
+        s.push_back(std::make_unique<CpuFused>());
         return s;
     }();
     return schedules;
@@ -38,12 +51,45 @@ const Schedule &schedule_or_error(const std::string &name) {
     if (s == nullptr) {
         std::string known;
         for (const auto &n : schedule_names()) known += (known.empty() ? "" : ", ") + n;
-        // Halide's user_error macro is undefined at the end of Halide.h; this is its expansion.
-        Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr,
-                                      Halide::Internal::ErrorReport::User)
-            << "unknown schedule '" << name << "' (known: " << known << ")\n";
+        fail("unknown schedule '" + name + "' (known: " + known + ")");
     }
     return *s;
+}
+
+int Context::param(const std::string &name, int fallback) const {
+    auto it = params.find(name);
+    return it == params.end() ? fallback : it->second;
+}
+
+void Context::check_params(const std::vector<std::string> &known) const {
+    for (const auto &[name, value] : params) {
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+            std::string list;
+            for (const auto &k : known) list += (list.empty() ? "" : ", ") + k;
+            fail("unknown schedule parameter '" + name + "' (this schedule reads: " + list + ")");
+        }
+    }
+}
+
+std::map<std::string, int> parse_params(const std::string &text) {
+    std::map<std::string, int> params;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find(',', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(start, end - start);
+        const std::size_t eq = item.find('=');
+        const char *digits = eq == std::string::npos ? nullptr : item.c_str() + eq + 1;
+        char *rest = nullptr;
+        const long value = digits == nullptr ? 0 : std::strtol(digits, &rest, 10);
+        if (digits == nullptr || eq == 0 || rest == digits || *rest != '\0') {
+            fail("malformed schedule parameter '" + item + "' in '" + text +
+                 "' (expected name=integer)");
+        }
+        params[item.substr(0, eq)] = static_cast<int>(value);
+        start = end + 1;
+    }
+    return params;
 }
 
 }  // namespace attngen::schedules

@@ -6,6 +6,7 @@
 // "schedule"), so adding a schedule means adding a class and one line in registry.cpp.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,34 @@
 
 namespace attngen::schedules {
 
-// What a schedule may depend on besides the Funcs: the target (vector width, features).
+// What a schedule may depend on besides the Funcs: the target, the shape bucket the kernel
+// serves, and tuned values of the schedule's parameters.
 struct Context {
     Halide::Target target;
+
+    // Calls with at most this many queries (Nq) are served by this kernel; 0 means any. A
+    // small value (a decode step) lets a schedule organize the work around the keys.
+    int max_queries = 0;
+
+    // Parameter values that override a schedule's defaults, by name (see each schedule's
+    // params). Unknown names are an error, so that a typo in a tuning file cannot pass
+    // silently.
+    std::map<std::string, int> params;
 
     // Lanes of one float32 SIMD register on the target (4 for SSE/NEON, 8 for AVX2, 16 for
     // AVX-512).
     int vector_width() const { return target.natural_vector_size<float>(); }
+
+    // params[name] if set, else fallback.
+    int param(const std::string &name, int fallback) const;
+
+    // Fails (Halide user error) if params holds a name outside known.
+    void check_params(const std::vector<std::string> &known) const;
 };
+
+// Parses "name=value,name=value" (the generator parameter "tuning") into a map; an empty
+// string gives an empty map. Malformed text is a Halide user error naming it.
+std::map<std::string, int> parse_params(const std::string &text);
 
 class Schedule {
   public:
@@ -35,11 +56,11 @@ class Schedule {
 
     // The stage pipelines, each compiled as its own generator.
     virtual void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const = 0;
-    virtual void scores(algorithm::ScoresFuncs &f, Halide::Func key_end,
+    virtual void scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
                         const Context &ctx) const = 0;
-    virtual void softmax(algorithm::SoftmaxFuncs &f, Halide::Func key_end,
+    virtual void softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
                          const Context &ctx) const = 0;
-    virtual void weighted_sum(algorithm::WeightedSumFuncs &f, Halide::Func key_end,
+    virtual void weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
                               const Context &ctx) const = 0;
 
     // The composed pipelines. with_probs says whether the probabilities are an output.

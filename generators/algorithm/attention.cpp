@@ -25,14 +25,15 @@ AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v,
     f.k = k;
     f.v = v;
     f.causal = causal;
+    f.shape = shape;
     f.key_lengths = key_lengths;
-    f.key_end = define_key_end(key_lengths, shape.nq, shape.nk, causal);
+    f.mask = define_key_mask(key_lengths, shape.nq, shape.nk, causal);
     f.k_for_head = for_query_heads(k, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
-    f.scores = define_scores(q, f.k_for_head, shape.d_k, scale, f.key_end);
-    f.softmax = define_softmax(f.scores.scores, shape.nk, f.key_end);
-    f.weighted_sum = define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.key_end,
-                                         f.softmax.inv_sum);
+    f.scores = define_scores(q, f.k_for_head, shape.d_k, scale, f.mask.end);
+    f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask);
+    f.weighted_sum =
+        define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum);
     f.out = f.weighted_sum.out;
     f.lse = f.softmax.lse;
     f.probs = f.softmax.probs;

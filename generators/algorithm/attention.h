@@ -7,6 +7,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "mask.h"
 #include "scores.h"
 #include "softmax.h"
 #include "weighted_sum.h"
@@ -26,13 +27,14 @@ struct AttentionFuncs {
     Halide::Func q, k, v;                 // The inputs; k and v indexed by key/value head.
     Halide::Func k_for_head, v_for_head;  // k and v indexed by query head.
     Halide::Func key_lengths;             // key_lengths(b).
-    Halide::Func key_end;                 // See mask.h.
+    KeyMask mask;                         // See mask.h.
     ScoresFuncs scores;
     SoftmaxFuncs softmax;
     WeightedSumFuncs weighted_sum;
-    Halide::Func out;    // out(e, i, h, b), the attention output O.
-    Halide::Func lse;    // lse(i, h, b), the log-sum-exp of each row.
-    Halide::Func probs;  // probs(j, i, h, b), the probabilities P.
+    Halide::Func out;      // out(e, i, h, b), the attention output O.
+    Halide::Func lse;      // lse(i, h, b), the log-sum-exp of each row.
+    Halide::Func probs;    // probs(j, i, h, b), the probabilities P.
+    AttentionShape shape;  // For schedules that specialize on extents.
     bool causal = false;
 };
 

@@ -6,16 +6,56 @@ namespace attngen::algorithm {
 
 using Halide::Expr;
 using Halide::Func;
+using Halide::RDom;
 
-Func define_key_end(const Func &key_lengths, const Expr &nq, const Expr &nk, bool causal) {
+namespace {
+
+Expr key_end_expr(const Func &key_lengths, const Expr &i, const Expr &b, const Expr &nq,
+                  const Expr &nk, bool causal) {
+    Expr end = Halide::clamp(key_lengths(b), 0, nk);
+    if (causal) end = Halide::min(end, Halide::max(i + (nk - nq) + 1, 0));
+    return end;
+}
+
+}  // namespace
+
+KeyMask define_key_mask(const Func &key_lengths, const Expr &nq, const Expr &nk, bool causal) {
     const Dims &v = dims();
-    Func key_end("key_end");
-    Expr end = Halide::clamp(key_lengths(v.b), 0, nk);
+    KeyMask mask;
+    mask.causal = causal;
+    mask.end = Func("key_end");
+    mask.end(v.i, v.b) = key_end_expr(key_lengths, v.i, v.b, nq, nk, causal);
     if (causal) {
-        end = Halide::min(end, Halide::max(v.i + (nk - nq) + 1, 0));
+        // key_end grows with i, so the group's first query has the smallest prefix.
+        mask.dense_end = Func("key_end_dense");
+        Expr group_start = (v.i / kCausalGroup) * kCausalGroup;
+        mask.dense_end(v.i, v.b) = key_end_expr(key_lengths, group_start, v.b, nq, nk, causal);
+    } else {
+        mask.dense_end = mask.end;
     }
-    key_end(v.i, v.b) = end;
-    return key_end;
+    return mask;
+}
+
+std::pair<RDom, RDom> reduce_over_keys(Func f, const std::vector<Expr> &args, const KeyMask &mask,
+                                       const Expr &nk, const std::function<Expr(Expr)> &value,
+                                       const std::function<Expr(Expr, Expr)> &combine,
+                                       const std::string &name) {
+    const Dims &v = dims();
+    RDom dense(0, nk, name + "_dense");
+    dense.where(dense < mask.dense_end(v.i, v.b));
+    f(args) = combine(f(args), value(dense));
+    RDom band;
+    if (mask.causal) {
+        band = RDom(0, kCausalGroup, name + "_band");
+        Expr key = mask.dense_end(v.i, v.b) + band;
+        // key < end, written as a count so that the part that does not depend on the key is
+        // computed once per query.
+        band.where(band < mask.end(v.i, v.b) - mask.dense_end(v.i, v.b));
+        // The clamp changes no allowed key; it tells bounds inference, which does not look at
+        // the predicate, that keys past nk are never read.
+        f(args) = combine(f(args), value(Halide::min(key, nk - 1)));
+    }
+    return {dense, band};
 }
 
 }  // namespace attngen::algorithm

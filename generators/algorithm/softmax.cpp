@@ -1,6 +1,7 @@
 #include "softmax.h"
 
 #include <limits>
+#include <tuple>
 
 #include "dims.h"
 #include "numerics.h"
@@ -11,29 +12,30 @@ using Halide::Expr;
 using Halide::Func;
 using Halide::RDom;
 
-SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const Func &key_end) {
+SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &mask) {
     const Dims &v = dims();
+    const Func &key_end = mask.end;
     const Expr empty_row = key_end(v.i, v.b) <= 0;
+    const std::vector<Expr> row{v.i, v.h, v.b};
     SoftmaxFuncs f;
     f.scores = scores;
 
-    f.max_keys = RDom(0, nk, "max_keys");
-    f.max_keys.where(f.max_keys < key_end(v.i, v.b));
     f.row_max = Func("row_max");
     // The lowest finite float rather than -inf: a row whose allowed scores are all -inf (an
     // input of -inf) then still has a finite maximum to subtract.
-    f.row_max(v.i, v.h, v.b) = std::numeric_limits<float>::lowest();
-    f.row_max(v.i, v.h, v.b) =
-        Halide::max(f.row_max(v.i, v.h, v.b), scores(f.max_keys, v.i, v.h, v.b));
+    f.row_max(row) = std::numeric_limits<float>::lowest();
+    std::tie(f.max_keys, f.max_band) = reduce_over_keys(
+        f.row_max, row, mask, nk, [&](Expr key) { return scores(key, v.i, v.h, v.b); },
+        [](Expr a, Expr x) { return Halide::max(a, x); }, "max_keys");
 
     f.weights = Func("weights");
     f.weights(v.j, v.i, v.h, v.b) = exp_f32(scores(v.j, v.i, v.h, v.b) - f.row_max(v.i, v.h, v.b));
 
-    f.sum_keys = RDom(0, nk, "sum_keys");
-    f.sum_keys.where(f.sum_keys < key_end(v.i, v.b));
     f.row_sum = Func("row_sum");
-    f.row_sum(v.i, v.h, v.b) = 0.0f;
-    f.row_sum(v.i, v.h, v.b) += f.weights(f.sum_keys, v.i, v.h, v.b);
+    f.row_sum(row) = 0.0f;
+    std::tie(f.sum_keys, f.sum_band) = reduce_over_keys(
+        f.row_sum, row, mask, nk, [&](Expr key) { return f.weights(key, v.i, v.h, v.b); },
+        [](Expr a, Expr x) { return a + x; }, "sum_keys");
 
     f.inv_sum = Func("inv_sum");
     f.inv_sum(v.i, v.h, v.b) = Halide::select(empty_row, 0.0f, 1.0f / f.row_sum(v.i, v.h, v.b));

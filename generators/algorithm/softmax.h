@@ -10,22 +10,25 @@
 #pragma once
 
 #include "Halide.h"
+#include "mask.h"
 
 namespace attngen::algorithm {
 
 struct SoftmaxFuncs {
-    Halide::Func scores;    // scores(j, i, h, b), the input.
-    Halide::Func row_max;   // row_max(i, h, b) over allowed keys.
-    Halide::Func weights;   // weights(j, i, h, b) = e^(scores - row_max), unnormalized.
-    Halide::Func row_sum;   // row_sum(i, h, b) = sum of weights over allowed keys.
-    Halide::Func inv_sum;   // inv_sum(i, h, b) = 1 / row_sum, or 0 for a row with no key.
-    Halide::Func probs;     // probs(j, i, h, b) = weights * inv_sum, 0 where masked.
-    Halide::Func lse;       // lse(i, h, b) = row_max + log(row_sum), -inf for a row with no key.
-    Halide::RDom max_keys;  // Key reduction of row_max, predicated on key_end.
-    Halide::RDom sum_keys;  // Key reduction of row_sum, predicated on key_end.
+    Halide::Func scores;   // scores(j, i, h, b), the input.
+    Halide::Func row_max;  // row_max(i, h, b) over allowed keys.
+    Halide::Func weights;  // weights(j, i, h, b) = e^(scores - row_max), unnormalized.
+    Halide::Func row_sum;  // row_sum(i, h, b) = sum of weights over allowed keys.
+    Halide::Func inv_sum;  // inv_sum(i, h, b) = 1 / row_sum, or 0 for a row with no key.
+    Halide::Func probs;    // probs(j, i, h, b) = weights * inv_sum, 0 where masked.
+    Halide::Func lse;      // lse(i, h, b) = row_max + log(row_sum), -inf for a row with no key.
+    // The key reductions of row_max and row_sum: the dense part and the causal band (see
+    // mask.h), each its own update definition.
+    Halide::RDom max_keys, max_band;
+    Halide::RDom sum_keys, sum_band;
 };
 
 SoftmaxFuncs define_softmax(const Halide::Func &scores, const Halide::Expr &nk,
-                            const Halide::Func &key_end);
+                            const KeyMask &mask);
 
 }  // namespace attngen::algorithm

@@ -1,5 +1,7 @@
 #include "weighted_sum.h"
 
+#include <tuple>
+
 #include "dims.h"
 
 namespace attngen::algorithm {
@@ -9,17 +11,19 @@ using Halide::Func;
 using Halide::RDom;
 
 WeightedSumFuncs define_weighted_sum(const Func &p, const Func &v, const Expr &nk,
-                                     const Func &key_end, const Func &row_scale) {
+                                     const KeyMask &mask, const Func &row_scale) {
     const Dims &x = dims();
     WeightedSumFuncs f;
     f.p = p;
     f.v = v;
     f.row_scale = row_scale;
-    f.keys = RDom(0, nk, "keys");
-    f.keys.where(f.keys < key_end(x.i, x.b));
     f.acc = Func("acc");
-    f.acc(x.e, x.i, x.h, x.b) = 0.0f;
-    f.acc(x.e, x.i, x.h, x.b) += p(f.keys, x.i, x.h, x.b) * v(x.e, f.keys, x.h, x.b);
+    const std::vector<Expr> element{x.e, x.i, x.h, x.b};
+    f.acc(element) = 0.0f;
+    std::tie(f.keys, f.band) = reduce_over_keys(
+        f.acc, element, mask, nk,
+        [&](Expr key) { return p(key, x.i, x.h, x.b) * v(x.e, key, x.h, x.b); },
+        [](Expr a, Expr term) { return a + term; }, "keys");
     f.out = Func("out");
     Expr result = f.acc(x.e, x.i, x.h, x.b);
     if (row_scale.defined()) {
