@@ -3,7 +3,11 @@
 #
 #   attngen_add_kernel(OP attention|mha|projection|scores|softmax|weighted_sum
 #                      SCHEDULE <name> [CAUSAL] [PROBS]
-#                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n])
+#                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n] [MAX_QUERIES n]
+#                      [TUNING "name=value,..."])
+#
+# MAX_QUERIES n makes a kernel for calls with at most n queries (decode steps); the runtime
+# prefers it for such calls. TUNING overrides the schedule's parameters.
 #
 # compiles one variant with add_halide_library for ${ATTNGEN_TARGETS}. Every kernel shares one
 # Halide runtime and takes a user_context argument, through which the runtime receives the
@@ -11,11 +15,15 @@
 # ATTNGEN_KERNELS; attngen_write_registry() turns that list into the runtime's registry.
 
 set(ATTNGEN_OPS attention mha projection scores softmax weighted_sum)
+# Halide's autoschedulers, usable as SCHEDULE names: the generator then applies no schedule of
+# ours and Halide's plugin schedules the same algorithm from the generator's estimates.
+set(ATTNGEN_AUTOSCHEDULERS Adams2019 Li2018 Mullapudi2016)
 set(ATTNGEN_REGISTRY_OPS attention mha)
 
 # The kernel name says what varies, e.g. attention_f32_causal_d64_cpu_basic.
 function(_attngen_kernel_name OUT)
-    cmake_parse_arguments(K "CAUSAL;PROBS" "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V" "" ${ARGN})
+    cmake_parse_arguments(K "CAUSAL;PROBS" "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;TUNING" ""
+                          ${ARGN})
     set(name "${K_OP}_f32")
     if (K_CAUSAL)
         string(APPEND name "_causal")
@@ -39,12 +47,21 @@ function(_attngen_kernel_name OUT)
             string(APPEND name "_dv${K_D_V}")
         endif ()
     endif ()
+    if (K_MAX_QUERIES)
+        string(APPEND name "_decode")
+    endif ()
+    if (K_TUNING)
+        # Different tunings of one variant need different names; a short hash keeps them apart.
+        string(MD5 hash "${K_TUNING}")
+        string(SUBSTRING "${hash}" 0 6 hash)
+        string(APPEND name "_t${hash}")
+    endif ()
     set(${OUT} "${name}_${K_SCHEDULE}" PARENT_SCOPE)
 endfunction()
 
 function(attngen_add_kernel)
     set(flags CAUSAL PROBS)
-    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V)
+    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING)
     cmake_parse_arguments(K "${flags}" "${values}" "" ${ARGN})
     if (K_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "attngen_add_kernel: unknown arguments: ${K_UNPARSED_ARGUMENTS}")
@@ -55,7 +72,7 @@ function(attngen_add_kernel)
     if (NOT K_SCHEDULE)
         message(FATAL_ERROR "attngen_add_kernel: SCHEDULE is required")
     endif ()
-    foreach (v IN ITEMS HEADS KV_HEADS D_K D_V)
+    foreach (v IN ITEMS HEADS KV_HEADS D_K D_V MAX_QUERIES)
         if (DEFINED K_${v} AND NOT K_${v} MATCHES "^[1-9][0-9]*$")
             message(FATAL_ERROR "attngen_add_kernel: ${v} must be a positive integer, got '${K_${v}}'")
         endif ()
@@ -76,7 +93,16 @@ function(attngen_add_kernel)
     elseif (K_CAUSAL)
         message(FATAL_ERROR "attngen_add_kernel: CAUSAL does not apply to OP ${K_OP}")
     endif ()
+    if (K_MAX_QUERIES AND NOT K_OP STREQUAL "attention")
+        message(FATAL_ERROR "attngen_add_kernel: MAX_QUERIES applies to OP attention only")
+    endif ()
+    if (K_TUNING)
+        list(APPEND params "tuning=${K_TUNING}")
+    endif ()
     if (K_OP STREQUAL "attention")
+        if (K_MAX_QUERIES)
+            list(APPEND params max_queries=${K_MAX_QUERIES})
+        endif ()
         if (K_PROBS)
             list(APPEND params output_probs=true)
         else ()
@@ -100,6 +126,10 @@ function(attngen_add_kernel)
     if (runtime)
         set(use_runtime USE_RUNTIME ${runtime})
     endif ()
+    set(autoscheduler "")
+    if (K_SCHEDULE IN_LIST ATTNGEN_AUTOSCHEDULERS)
+        set(autoscheduler AUTOSCHEDULER Halide::${K_SCHEDULE})
+    endif ()
     add_halide_library(${name}
         FROM attngen_generators
         GENERATOR ${K_OP}
@@ -107,6 +137,7 @@ function(attngen_add_kernel)
         TARGETS ${ATTNGEN_TARGETS}
         FEATURES user_context
         ${use_runtime}
+        ${autoscheduler}
         PARAMS ${params})
     if (NOT runtime)
         set_property(GLOBAL PROPERTY ATTNGEN_HALIDE_RUNTIME "${name}.runtime")
@@ -117,12 +148,13 @@ function(attngen_add_kernel)
     else ()
         set_property(GLOBAL APPEND PROPERTY ATTNGEN_STAGE_KERNELS ${name})
     endif ()
-    foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V)
+    foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES)
         if (NOT K_${v})
             set(K_${v} 0)
         endif ()
         set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_${v} "${K_${v}}")
     endforeach ()
+    set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_TUNING "${K_TUNING}")
     foreach (v IN ITEMS CAUSAL PROBS)
         if (K_${v})
             set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_${v} true)
@@ -139,7 +171,7 @@ function(attngen_write_registry OUTPUT)
     set(includes "")
     set(entries "")
     foreach (k IN LISTS kernels)
-        foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V CAUSAL PROBS)
+        foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING CAUSAL PROBS)
             get_property(${v} GLOBAL PROPERTY ATTNGEN_KERNEL_${k}_${v})
         endforeach ()
         string(APPEND includes "#include \"${k}.h\"\n")
@@ -154,8 +186,9 @@ function(attngen_write_registry OUTPUT)
             set(attention_fn "&${k}")
         endif ()
         string(APPEND entries
-            "    {\"${k}\", Op::${OP}, \"${SCHEDULE}\", \"${targets}\", ${CAUSAL}, ${PROBS}, "
-            "${HEADS}, ${KV_HEADS}, ${D_K}, ${D_V}, ${attention_fn}, ${probs_fn}, ${mha_fn}},\n")
+            "    {\"${k}\", Op::${OP}, \"${SCHEDULE}\", \"${targets}\", \"${TUNING}\", ${CAUSAL}, "
+            "${PROBS}, ${HEADS}, ${KV_HEADS}, ${D_K}, ${D_V}, ${MAX_QUERIES}, ${attention_fn}, "
+            "${probs_fn}, ${mha_fn}},\n")
     endforeach ()
     configure_file(${PROJECT_SOURCE_DIR}/cmake/kernel_registry.cpp.in ${OUTPUT} @ONLY)
 endfunction()

@@ -88,6 +88,7 @@ Status attention(const AttentionArgs &args, CallInfo *info) {
     request.kv_heads = kv_heads;
     request.d_k = d_k;
     request.d_v = d_v;
+    request.queries = nq;
     const detail::KernelEntry *kernel = nullptr;
     ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
     if (info != nullptr) info->kernel = kernel->name;

@@ -14,8 +14,9 @@ bool matches(int specialized, int64_t actual) {
     return specialized == 0 || specialized == actual;
 }
 
+// How many properties of a call a kernel is specialized to; more wins.
 int specialization(const KernelEntry &k) {
-    return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0);
+    return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0) + (k.max_queries > 0);
 }
 
 const char *op_name(Op op) {
@@ -46,7 +47,8 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
         schedule_known = true;
         if (k.op != request.op || k.causal != request.causal || k.probs != request.probs) continue;
         if (!matches(k.heads, request.heads) || !matches(k.kv_heads, request.kv_heads) ||
-            !matches(k.d_k, request.d_k) || !matches(k.d_v, request.d_v)) {
+            !matches(k.d_k, request.d_k) || !matches(k.d_v, request.d_v) ||
+            (k.max_queries > 0 && request.queries > k.max_queries)) {
             continue;
         }
         if (best == nullptr || specialization(k) > specialization(*best)) best = &k;

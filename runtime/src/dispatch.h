@@ -15,6 +15,7 @@ struct KernelRequest {
     bool causal = false;
     bool probs = false;
     int64_t heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
+    int64_t queries = 0;  // Nq of the call.
 };
 
 // Known schedules, fastest first; an empty schedule name takes the first one compiled.

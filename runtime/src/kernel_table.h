@@ -31,10 +31,13 @@ struct KernelEntry {
     Op op;
     const char *schedule;
     const char *targets;
+    const char *tuning;  // Schedule parameters it was compiled with; empty for the defaults.
     bool causal;
     bool probs;
     // 0: any value; otherwise the value the kernel is specialized to.
     int heads, kv_heads, d_k, d_v;
+    // 0: any number of queries; otherwise the kernel is meant for calls with at most this many.
+    int max_queries;
     // Exactly one is set, according to op and probs.
     AttentionFn attention;
     AttentionProbsFn attention_probs;

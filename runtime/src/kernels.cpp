@@ -23,6 +23,8 @@ std::vector<KernelInfo> list_kernels() {
         info.kv_heads = k.kv_heads;
         info.d_k = k.d_k;
         info.d_v = k.d_v;
+        info.max_queries = k.max_queries;
+        info.tuning = k.tuning;
         kernels.push_back(info);
     }
     return kernels;

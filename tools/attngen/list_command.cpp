@@ -14,13 +14,14 @@ std::string fixed(int value) {
 
 void run_list() {
     const auto kernels = list_kernels();
-    std::printf("%-42s %-9s %-10s %-6s %-5s %-5s %-5s %-5s %-5s %s\n", "kernel", "op", "schedule",
-                "causal", "probs", "H", "H_kv", "d_k", "d_v", "targets");
+    std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %-5s %s\n", "kernel", "op",
+                "schedule", "causal", "probs", "H", "H_kv", "d_k", "d_v", "Nq", "targets");
     for (const auto &k : kernels) {
-        std::printf("%-42s %-9s %-10s %-6s %-5s %-5s %-5s %-5s %-5s %s\n", k.name.c_str(),
+        std::string nq = k.max_queries == 0 ? "any" : "<=" + std::to_string(k.max_queries);
+        std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %-5s %s\n", k.name.c_str(),
                     k.op.c_str(), k.schedule.c_str(), k.causal ? "yes" : "no",
                     k.probs ? "yes" : "no", fixed(k.heads).c_str(), fixed(k.kv_heads).c_str(),
-                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), k.targets.c_str());
+                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), nq.c_str(), k.targets.c_str());
     }
     std::string schedules;
     for (const auto &s : available_schedules()) schedules += (schedules.empty() ? "" : ", ") + s;

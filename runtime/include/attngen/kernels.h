@@ -15,6 +15,10 @@ struct KernelInfo {
     bool probs = false;  // Whether it can output the probabilities.
     // 0 where the kernel accepts any value; otherwise the value it is specialized to.
     int heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
+    // 0 where the kernel serves any number of queries; otherwise the most it is meant for
+    // (a decode kernel). The runtime prefers such a kernel when a call fits.
+    int max_queries = 0;
+    std::string tuning;  // Schedule parameters it was compiled with; empty for the defaults.
 };
 
 // Every compiled attention and mha kernel, in build order.

@@ -1,0 +1,252 @@
+#include "cpu_fused.h"
+
+#include "algorithm/dims.h"
+#include "cpu_basic.h"
+
+namespace attngen::schedules {
+
+using Halide::Func;
+using Halide::Stage;
+using Halide::TailStrategy;
+using Halide::Var;
+
+namespace {
+
+constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
+
+// Parameters of cpu_fused, with the values measured best on a 2-core Zen 4 (AVX-512) for
+// B1 H8 N2048 D64. The autotuner overrides them by name.
+struct FusedParams {
+    // Query rows per block, in vectors: the scores, weights and statistics of one block live in
+    // a block_q x Nk scratch. 2 AVX-512 vectors = 32 rows: 32 x 4096 floats (512 KiB) for
+    // scores and as much for weights stay within the 1 MiB L2 for Nk up to 4096, and the block
+    // divides kCausalGroup so that causal blocks see uniform dense bounds.
+    int query_vectors = 2;
+    // Keys per register tile of Q K^T: block_q x key_tile accumulators. 2 x 6 = 12 zmm
+    // accumulators plus 2 query vectors and a broadcast fit the 32 registers with room for
+    // the loads in flight; 8 spilled at block_q = 64 and ran 15% slower at block_q = 32.
+    int key_tile = 6;
+    // Value features per register tile of P V: block_q x value_tile accumulators (16 zmm).
+    int value_tile = 8;
+    // Keys per parallel task in the decode path, so that several threads share one query.
+    int decode_key_chunk = 1024;
+
+    static std::vector<std::string> names() {
+        return {"query_vectors", "key_tile", "value_tile", "decode_key_chunk"};
+    }
+    explicit FusedParams(const Context &ctx) {
+        ctx.check_params(names());
+        query_vectors = ctx.param("query_vectors", query_vectors);
+        key_tile = ctx.param("key_tile", key_tile);
+        value_tile = ctx.param("value_tile", value_tile);
+        decode_key_chunk = ctx.param("decode_key_chunk", decode_key_chunk);
+    }
+};
+
+// The block path: attention for blocks of block_q query rows, vectorized across the queries of
+// a block. Everything a block needs (its scores, weights and row statistics) is computed inside
+// the loop over blocks; no Nq x Nk buffer exists.
+void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &p) {
+    const auto &v = algorithm::dims();
+    const int bq = p.query_vectors * ctx.vector_width();
+    Var io("io"), ii("ii"), eo("eo"), ei("ei"), jo("jo"), ji("ji");
+
+    // Blocks of queries, parallel over heads. When Nq and d_v divide the block and tile sizes
+    // (the common case), a specialization drops every tail check from the inner loops.
+    Func out = f.out;
+    auto block_loops = [&](Stage s, TailStrategy tail) {
+        s.split(v.i, io, ii, bq, tail)
+            .split(v.e, eo, ei, p.value_tile, tail)
+            .reorder(ii, ei, eo, io, v.h, v.b)
+            .vectorize(ii)
+            .unroll(ei)
+            .parallel(v.h);
+    };
+    block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % p.value_tile == 0),
+                TailStrategy::RoundUp);
+    block_loops(out, kGuard);
+    // The log-sum-exp (and the probabilities) of a block come from the same row statistics,
+    // so they are computed in the same loop over blocks.
+    Func lse = f.lse;
+    lse.split(v.i, io, ii, bq, kGuard).reorder(ii, io, v.h, v.b).parallel(v.h).vectorize(ii);
+    lse.compute_with(out, io);
+    if (with_probs) {
+        Func probs = f.probs;
+        probs.split(v.i, io, ii, bq, kGuard)
+            .reorder(ii, v.j, io, v.h, v.b)
+            .parallel(v.h)
+            .vectorize(ii);
+        probs.compute_with(out, io);
+    }
+
+    // The block's queries transposed (query index fastest) for vector loads across queries.
+    Func qt = f.scores.q.in(f.scores.dot);
+    Var qd = qt.args()[0], qi = qt.args()[1];
+    qt.compute_at(out, io).reorder_storage(qi, qd).reorder(qi, qd).vectorize(qi, ctx.vector_width(),
+                                                                             kGuard);
+
+    // The block's scores, query index fastest, computed in register tiles of
+    // block_q x key_tile. With at least one tile of keys the last tile shifts inwards and
+    // recomputes a few scores rather than guarding every key of every tile.
+    Func dot = f.scores.dot;
+    Func dot_block = dot.in();
+    dot_block.compute_at(out, io).reorder_storage(v.i, v.j);
+    dot_block.specialize(f.shape.nk >= p.key_tile)
+        .split(v.j, jo, ji, p.key_tile, TailStrategy::ShiftInwards)
+        .reorder(v.i, ji, jo)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(ji);
+    dot_block.split(v.j, jo, ji, p.key_tile, kGuard)
+        .reorder(v.i, ji, jo)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(ji);
+    dot.compute_at(dot_block, jo)
+        .reorder_storage(v.i, v.j)
+        .bound_storage(v.i, bq)
+        .bound_storage(v.j, p.key_tile)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.j, p.key_tile, kGuard);
+    dot.update()
+        .reorder(v.i, v.j, f.scores.d)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.j, p.key_tile, kGuard);
+
+    // Row statistics, vectorized across the block's queries. The key loops sit inside the
+    // vectorized query loop so that their bounds, the same for every query of a causal group,
+    // trim the loops instead of masking each lane.
+    auto &sm = f.softmax;
+    sm.row_max.compute_at(out, io).vectorize(v.i, bq, kGuard);
+    sm.row_max.update(0).reorder(sm.max_keys, v.i).vectorize(v.i, bq, kGuard);
+    sm.weights.compute_at(out, io).reorder_storage(v.i, v.j).reorder(v.i, v.j).vectorize(v.i, bq,
+                                                                                         kGuard);
+    sm.row_sum.compute_at(out, io).vectorize(v.i, bq, kGuard);
+    sm.row_sum.update(0).reorder(sm.sum_keys, v.i).vectorize(v.i, bq, kGuard);
+
+    // P V in register tiles of block_q x value_tile, one per output tile.
+    Func acc = f.weighted_sum.acc;
+    acc.compute_at(out, eo)
+        .reorder_storage(v.i, v.e)
+        .bound_storage(v.i, bq)
+        .bound_storage(v.e, p.value_tile)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.e);
+    acc.update(0).reorder(v.e, f.weighted_sum.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
+
+    // The causal band: at most kCausalGroup keys per block, masked per query.
+    if (f.causal) {
+        sm.row_max.update(1).reorder(v.i, sm.max_band).vectorize(v.i, bq, kGuard);
+        sm.row_sum.update(1).reorder(v.i, sm.sum_band).vectorize(v.i, bq, kGuard);
+        acc.update(1).reorder(v.i, v.e, f.weighted_sum.band).vectorize(v.i, bq, kGuard).unroll(v.e);
+    }
+}
+
+// The decode path, for one to a few queries against many keys. Vectorizing across queries would
+// leave most lanes empty, so the work is organized around the keys: the scores of all keys are
+// computed in parallel chunks (vectorized along the head dimension and reduced across lanes at
+// the end), and the weighted sum over keys is split into chunks that threads compute in
+// parallel and whose partial sums are added at the end. All chunks share the row maximum, so
+// the partial sums add without rescaling.
+void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &p) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    // Heads and batch elements stay separate loops: a fused loop would hide from bounds
+    // inference that each task touches one head.
+    const Var &hb = v.h;
+    Var u("u"), c("c"), jo("jo"), ji("ji");
+
+    Func out = f.out;
+    out.reorder(v.e, v.i, v.h, v.b).parallel(v.b).parallel(v.h).vectorize(v.e, vec, kGuard);
+    Func lse = f.lse;
+    lse.parallel(v.b).parallel(v.h);
+    lse.compute_with(out, hb);
+    if (with_probs) {
+        Func probs = f.probs;
+        probs.reorder(v.j, v.i, v.h, v.b).parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
+        probs.compute_with(out, hb);
+    }
+
+    // Scores: q k over the head dimension, vectorized along it. rfactor keeps one vector of
+    // partial sums per key (lanes), four keys at a time so that four FMA chains interleave;
+    // the lanes of each key are then added across.
+    Func dot = f.scores.dot;
+    dot.compute_at(out, hb).vectorize(v.j, vec, kGuard);
+    Halide::RVar d_outer("d_outer"), d_lane("d_lane");
+    Var jt("jt"), jl("jl");
+    Func lanes = dot.update().split(f.scores.d, d_outer, d_lane, vec, kGuard).rfactor(d_lane, u);
+    dot.update()
+        .split(v.j, jo, ji, p.decode_key_chunk, kGuard)
+        .split(ji, jt, jl, 4, kGuard)
+        .reorder(d_lane, jl, jt, v.i, jo)
+        .parallel(jo)
+        .atomic()
+        .vectorize(d_lane)
+        .unroll(jl);
+    lanes.compute_at(dot, jt).reorder_storage(u, v.j).bound_storage(v.j, 4).vectorize(u).unroll(
+        v.j, 4, kGuard);
+    lanes.update().reorder(u, v.j, d_outer).vectorize(u).unroll(v.j, 4, kGuard);
+
+    auto &sm = f.softmax;
+    sm.row_max.compute_at(out, hb);
+    sm.weights.compute_at(out, hb).vectorize(v.j, vec, kGuard);
+    sm.row_sum.compute_at(out, hb);
+
+    // The weighted sum in key chunks, one parallel task each, then the chunks' sum.
+    Func acc = f.weighted_sum.acc;
+    acc.compute_at(out, hb).vectorize(v.e, vec, kGuard);
+    Halide::RVar key_chunk("key_chunk"), key_in_chunk("key_in_chunk");
+    Func chunks =
+        acc.update(0)
+            .split(f.weighted_sum.keys, key_chunk, key_in_chunk, p.decode_key_chunk, kGuard)
+            .rfactor(key_chunk, c);
+    // Eight vectors of value features (a whole row at d_v = 128 with AVX-512) per pass over a
+    // chunk's keys stay in registers, so each value row streams from memory once.
+    Var et("et"), el("el"), eu("eu");
+    chunks.compute_at(out, hb).reorder(v.e, v.i, c).parallel(c).vectorize(v.e, vec, kGuard);
+    chunks.update()
+        .split(v.e, et, el, 8 * vec, kGuard)
+        .split(el, eu, el, vec, kGuard)
+        .reorder(el, eu, key_in_chunk, et, v.i, c)
+        .parallel(c)
+        .vectorize(el)
+        .unroll(eu);
+    acc.update(0).vectorize(v.e, vec, kGuard);
+    if (f.causal) acc.update(1).vectorize(v.e, vec, kGuard);
+}
+
+}  // namespace
+
+void CpuFused::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
+    CpuBasic().projection(f, ctx);
+}
+void CpuFused::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
+                      const Context &ctx) const {
+    CpuBasic().scores(f, mask, ctx);
+}
+void CpuFused::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
+                       const Context &ctx) const {
+    CpuBasic().softmax(f, mask, ctx);
+}
+void CpuFused::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
+                            const Context &ctx) const {
+    CpuBasic().weighted_sum(f, mask, ctx);
+}
+
+void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
+    const FusedParams p(ctx);
+    // Up to this many queries the decode path wins: the block path would fill at most a
+    // quarter of the lanes of one block.
+    constexpr int kDecodeQueries = 8;
+    if (ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries) {
+        schedule_decode(f, with_probs, ctx, p);
+    } else {
+        schedule_blocks(f, with_probs, ctx, p);
+    }
+}
+
+void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
+    CpuBasic().mha(f, ctx);
+}
+
+}  // namespace attngen::schedules
