@@ -165,7 +165,7 @@ TEST_P(AttentionTest, SequenceLengthsBelowAtAndAboveVectorAndTileSizes) {
 }
 
 TEST_P(AttentionTest, HeadDimsBelowAtAndAboveVectorWidth) {
-    for (int64_t d : {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 65}) {
+    for (int64_t d : {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 65, 128}) {
         SCOPED_TRACE("d=" + std::to_string(d));
         auto c = Make(1, 1, 1, 6, 10, d, d);
         Check(c);

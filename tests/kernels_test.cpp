@@ -1,0 +1,81 @@
+// Every compiled attention kernel, specialized or not, is reached by the dispatch and matches
+// the reference: a variant that no call selects would be dead code, and a wrong one would hide
+// behind the generic kernels in the other tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "attngen/attngen.h"
+#include "test_util.h"
+
+namespace attngen::test {
+namespace {
+
+class KernelTest : public ::testing::TestWithParam<KernelInfo> {};
+
+// A shape that the kernel's specializations accept, with lengths that are not multiples of any
+// tile so that every tail path runs.
+AttentionCase CaseFor(const KernelInfo &k, int64_t nq) {
+    AttentionCase c;
+    const int64_t heads = k.heads > 0 ? k.heads : 4;
+    const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
+    c.shape = {2, heads, kv_heads, nq, 45, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+    c.causal = k.causal;
+    c.key_lengths = {45, 38};
+    return c;
+}
+
+TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
+    const KernelInfo &k = GetParam();
+    std::vector<int64_t> query_counts;
+    if (k.max_queries > 0) {
+        query_counts = {1, k.max_queries};
+    } else {
+        query_counts = {37};
+    }
+    for (int64_t nq : query_counts) {
+        SCOPED_TRACE("Nq=" + std::to_string(nq));
+        AttentionCase c = CaseFor(k, nq);
+        c.prepare(21);
+        const auto &s = c.shape;
+        std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN),
+            lse(s.batch * s.heads * s.nq, NAN),
+            probs(k.probs ? s.batch * s.heads * s.nq * s.nk : 0, NAN);
+        AttentionArgs args;
+        args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
+        args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
+        args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
+        args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
+        args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
+        if (k.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
+        args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
+        args.causal = c.causal;
+        args.schedule = k.schedule;
+        CallInfo info;
+        Status status = attention(args, &info);
+        ASSERT_TRUE(status.ok()) << status.to_string();
+        EXPECT_EQ(info.kernel, k.name);
+        EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out";
+        EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse";
+        if (k.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs";
+    }
+}
+
+// The attention kernels; mha kernels have no variants beyond schedule and mask, which MhaTest
+// covers for every schedule.
+std::vector<KernelInfo> AttentionKernels() {
+    std::vector<KernelInfo> kernels;
+    for (const auto &k : list_kernels()) {
+        if (k.op == "attention") kernels.push_back(k);
+    }
+    return kernels;
+}
+
+std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {
+    return info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiled, KernelTest, ::testing::ValuesIn(AttentionKernels()), KernelName);
+
+}  // namespace
+}  // namespace attngen::test
