@@ -1,0 +1,16 @@
+// The benchmarks "attention/<shape id>/<implementation>/threads:<n>": one shape computed by one
+// implementation on n threads, checked against the fp64 reference before it is timed.
+#pragma once
+
+#include <vector>
+
+#include "implementation.h"
+
+namespace attngen::bench {
+
+// Registers one benchmark per shape of bench_shapes(), implementation that supports it and
+// thread count, ordered by shape, then thread count, then implementation.
+void register_attention_benchmarks(const std::vector<Implementation> &implementations,
+                                   const std::vector<int> &thread_counts);
+
+}  // namespace attngen::bench

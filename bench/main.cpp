@@ -1,0 +1,79 @@
+// attention_bench: every compiled attngen schedule and the peer libraries on the shapes of
+// shapes.h, at 1 and 2 threads, with the peaks the counters are fractions of. See README.md
+// ("Benchmarks") and bench/run.sh for how RESULTS.md is made from its JSON output.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "attention_benchmark.h"
+#include "attngen_schedules.h"
+#include "failures.h"
+#include "peak_benchmarks.h"
+#include "peers/onednn_attention.h"
+#include "peers/openblas_attention.h"
+#include "shapes.h"
+#ifdef ATTNGEN_BENCH_HAVE_TORCH
+#include "peers/torch_attention.h"
+#endif
+
+namespace {
+
+using attngen::bench::Implementation;
+
+// The machine has two cores: one thread, and all of them.
+const std::vector<int> kThreadCounts = {1, 2};
+
+std::vector<Implementation> all_implementations() {
+    std::vector<Implementation> implementations = attngen::bench::attngen_implementations();
+    implementations.push_back(attngen::bench::openblas_implementation());
+    implementations.push_back(attngen::bench::onednn_implementation());
+#ifdef ATTNGEN_BENCH_HAVE_TORCH
+    implementations.push_back(attngen::bench::torch_implementation());
+#endif
+    return implementations;
+}
+
+// Describes the run in the JSON output's context, so that make_results.py needs no copy of this
+// program's tables: "shape/<id>" is "<description>; <dims>", "sweep/<id>" the sweep's N, and
+// "implementations/schedules" and "implementations/peers" list the implementations by kind.
+void describe_run(const std::vector<Implementation> &implementations) {
+    for (const auto &shape : attngen::bench::bench_shapes()) {
+        benchmark::AddCustomContext("shape/" + shape.id, shape.description + "; " + shape.dims());
+        if (shape.sweep_n > 0)
+            benchmark::AddCustomContext("sweep/" + shape.id, std::to_string(shape.sweep_n));
+    }
+    std::string schedules, peers;
+    for (const Implementation &impl : implementations) {
+        std::string &list = impl.peer ? peers : schedules;
+        list += (list.empty() ? "" : ",") + impl.name;
+    }
+    benchmark::AddCustomContext("implementations/schedules", schedules);
+    benchmark::AddCustomContext("implementations/peers", peers);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    // Defaults that make every reported number a median of 7 repetitions; flags given on the
+    // command line come later in argv and so override them.
+    std::vector<char *> args = {argv[0]};
+    std::string repetitions = "--benchmark_repetitions=7";
+    std::string aggregates = "--benchmark_report_aggregates_only=true";
+    args.push_back(repetitions.data());
+    args.push_back(aggregates.data());
+    for (int i = 1; i < argc; i++) args.push_back(argv[i]);
+    int count = static_cast<int>(args.size());
+    args.push_back(nullptr);
+
+    benchmark::Initialize(&count, args.data());
+    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 2;
+
+    const std::vector<Implementation> implementations = all_implementations();
+    describe_run(implementations);
+    attngen::bench::register_peak_benchmarks(kThreadCounts);
+    attngen::bench::register_attention_benchmarks(implementations, kThreadCounts);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return attngen::bench::any_benchmark_failed() ? 1 : 0;
+}

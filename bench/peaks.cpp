@@ -1,0 +1,118 @@
+#include "peaks.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "thread_runtimes.h"
+
+namespace attngen::bench {
+
+namespace {
+
+constexpr int kSgemmSize = 2048;
+constexpr std::size_t kReadFloats = (std::size_t{256} << 20) / sizeof(float);
+constexpr int kPeakRuns = 5;
+
+struct SgemmBuffers {
+    std::vector<float> a, b, c;
+    SgemmBuffers() {
+        const std::size_t n = std::size_t{kSgemmSize} * kSgemmSize;
+        // Values do not matter to the speed of a GEMM; small ones keep the sums finite.
+        a.assign(n, 0.5f);
+        b.assign(n, 0.25f);
+        c.assign(n, 0.0f);
+    }
+};
+
+SgemmBuffers &sgemm_buffers() {
+    static SgemmBuffers buffers;
+    return buffers;
+}
+
+const std::vector<float> &read_array() {
+    // Ones, written once, so that every page is mapped before the first timed pass.
+    static const std::vector<float> data(kReadFloats, 1.0f);
+    return data;
+}
+
+// Median rate of kPeakRuns calls of `run` after one untimed call.
+double median_rate(const std::function<void()> &run, double work_per_call) {
+    run();
+    std::vector<double> rates;
+    for (int i = 0; i < kPeakRuns; i++) {
+        auto start = std::chrono::steady_clock::now();
+        run();
+        std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+        rates.push_back(work_per_call / seconds.count());
+    }
+    std::sort(rates.begin(), rates.end());
+    return rates[rates.size() / 2];
+}
+
+}  // namespace
+
+void run_sgemm_peak_once(int threads) {
+    SgemmBuffers &m = sgemm_buffers();
+    openblas_set_num_threads(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kSgemmSize, kSgemmSize, kSgemmSize, 1.0f,
+                m.a.data(), kSgemmSize, m.b.data(), kSgemmSize, 0.0f, m.c.data(), kSgemmSize);
+    note_runtime_used(kOpenBlasThreads);
+}
+
+double sgemm_peak_flops_per_call() {
+    return 2.0 * kSgemmSize * kSgemmSize * kSgemmSize;
+}
+
+float run_read_bandwidth_once(int threads) {
+    const float *data = read_array().data();
+    float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    {
+        // Each thread reads one contiguous part. The simd reduction lets the compiler keep
+        // several vector accumulators without -ffast-math, so the loop is bound by memory.
+        const std::size_t parts = omp_get_num_threads(), part = omp_get_thread_num();
+        const std::size_t begin = kReadFloats * part / parts,
+                          end = kReadFloats * (part + 1) / parts;
+        float sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (std::size_t i = begin; i < end; i++) sum += data[i];
+        total += sum;
+    }
+    note_runtime_used(kOpenMpThreads);
+    return total;
+}
+
+double read_bandwidth_bytes_per_call() {
+    return static_cast<double>(kReadFloats * sizeof(float));
+}
+
+double sgemm_peak_flops(int threads) {
+    static std::map<int, double> cache;
+    auto it = cache.find(threads);
+    if (it == cache.end()) {
+        double rate =
+            median_rate([threads] { run_sgemm_peak_once(threads); }, sgemm_peak_flops_per_call());
+        it = cache.emplace(threads, rate).first;
+    }
+    return it->second;
+}
+
+double read_bandwidth_bytes_per_second(int threads) {
+    static std::map<int, double> cache;
+    auto it = cache.find(threads);
+    if (it == cache.end()) {
+        volatile float sink = 0;
+        double rate = median_rate([threads, &sink] { sink = run_read_bandwidth_once(threads); },
+                                  read_bandwidth_bytes_per_call());
+        it = cache.emplace(threads, rate).first;
+    }
+    return it->second;
+}
+
+}  // namespace attngen::bench

@@ -1,0 +1,25 @@
+// The inputs of each benchmark shape: fixed-seed uniform values, made once per process and
+// shared by every implementation, so that all of them compute the same output.
+#pragma once
+
+#include <vector>
+
+#include "shapes.h"
+
+namespace attngen::bench {
+
+struct ProblemData {
+    // Attention shapes: q [B, H, Nq, d], k and v [B, H_kv, Nk, d], C order.
+    std::vector<float> q, k, v;
+    // Multi-head layer shapes: x [B, N, d_model], w_q, w_k, w_v [d_model, H d],
+    // w_o [H d, d_model]; the layer has no biases.
+    std::vector<float> x, w_q, w_k, w_v, w_o;
+};
+
+// The inputs of `shape`, made on first use and kept for the life of the process.
+const ProblemData &problem_data(const BenchShape &shape);
+
+// Elements of the output of `shape`: [B, H, Nq, d], or [B, N, d_model] for a layer.
+std::size_t output_size(const BenchShape &shape);
+
+}  // namespace attngen::bench

@@ -1,0 +1,30 @@
+// Checks an implementation's output against the fp64 reference (attngen_reference) before it is
+// timed, so that no benchmark reports the speed of a wrong answer.
+//
+// The reference is plain loops in double, far too slow for the whole of the large shapes, so it
+// checks slices: the last rows of the first and the last (batch, head) pair (of the first and the
+// last batch element for a layer). The last rows are the ones a causal mask aligned bottom-right
+// lets see the most keys, and the last R rows of a causal problem are exactly the causal problem
+// with Nq = R against the same keys, so the reference runs on the slice alone.
+#pragma once
+
+#include <string>
+
+#include "problem_data.h"
+#include "shapes.h"
+
+namespace attngen::bench {
+
+// The largest accepted error, relative to the largest magnitude of the reference slice.
+// float32 kernels land near 1e-6; 1e-3 catches any wrong mask, scale or layout.
+constexpr double kMaxRelativeError = 1e-3;
+
+// Rows per checked slice.
+constexpr int64_t kCheckedRows = 128;
+
+// Empty when `output` (the whole output of `shape`, in the layout of problem_data.h) matches the
+// reference on every checked slice; otherwise what differs and by how much.
+std::string check_against_reference(const BenchShape &shape, const ProblemData &data,
+                                    const float *output);
+
+}  // namespace attngen::bench
