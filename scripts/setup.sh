@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package that the build, the tests and the tools need. Safe to run again:
 # packages that are already installed are skipped, and apt is not called when nothing is missing.
+#
+#   ./scripts/setup.sh           the build, the tests and the tools
+#   ./scripts/setup.sh --bench   also the benchmarks' peer libraries and plotting (bench/run.sh)
 set -euo pipefail
 
 packages=(
@@ -10,6 +13,20 @@ packages=(
     libcli11-dev nlohmann-json3-dev libfmt-dev
     python3 python3-numpy
 )
+
+for arg in "$@"; do
+    case "$arg" in
+        --bench)
+            # The peers of bench/attention_bench (OpenBLAS, oneDNN, libtorch) and matplotlib for
+            # bench/make_results.py. Google Benchmark (libbenchmark-dev) is in the list above.
+            packages+=(libopenblas-dev libdnnl-dev libtorch-dev python3-matplotlib)
+            ;;
+        *)
+            echo "usage: $0 [--bench]" >&2
+            exit 2
+            ;;
+    esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
