@@ -1,7 +1,8 @@
 #include "cpu_fused.h"
 
 #include "algorithm/dims.h"
-#include "cpu_basic.h"
+#include "cpu_gemm.h"
+#include "cpu_tiled.h"
 
 namespace attngen::schedules {
 
@@ -217,20 +218,21 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
 
 }  // namespace
 
+// A stage alone has nothing to fuse with: the stage kernels use cpu_tiled's schedules.
 void CpuFused::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
-    CpuBasic().projection(f, ctx);
+    CpuTiled().projection(f, ctx);
 }
 void CpuFused::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
                       const Context &ctx) const {
-    CpuBasic().scores(f, mask, ctx);
+    CpuTiled().scores(f, mask, ctx);
 }
 void CpuFused::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
                        const Context &ctx) const {
-    CpuBasic().softmax(f, mask, ctx);
+    CpuTiled().softmax(f, mask, ctx);
 }
 void CpuFused::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
                             const Context &ctx) const {
-    CpuBasic().weighted_sum(f, mask, ctx);
+    CpuTiled().weighted_sum(f, mask, ctx);
 }
 
 void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
@@ -246,7 +248,19 @@ void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Co
 }
 
 void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
-    CpuBasic().mha(f, ctx);
+    // The projections are GEMMs on whole sequences (cpu_tiled's); the attention between them is
+    // fused per block of queries. The head outputs are concatenated into the rows that the
+    // output projection reads.
+    const auto &v = algorithm::dims();
+    const FusedParams p(ctx);
+    const GemmParams gemm;
+    for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) {
+        Func(proj->y).compute_root();
+        schedule_projection_gemm(*proj, ctx, gemm);
+    }
+    Func(f.attention.out).compute_root();
+    schedule_blocks(f.attention, false, ctx, p);
+    Func(f.concat).compute_root().parallel(v.b).vectorize(v.o, ctx.vector_width(), kGuard);
 }
 
 }  // namespace attngen::schedules

@@ -4,6 +4,7 @@
 
 #include "cpu_basic.h"
 #include "cpu_fused.h"
+#include "cpu_tiled.h"
 #include "reference.h"
 #include "schedule.h"
 
@@ -25,6 +26,7 @@ const std::vector<std::unique_ptr<Schedule>> &all_schedules() {
         std::vector<std::unique_ptr<Schedule>> s;
         s.push_back(std::make_unique<Reference>());
         s.push_back(std::make_unique<CpuBasic>());
+        s.push_back(std::make_unique<CpuTiled>());
         s.push_back(std::make_unique<CpuFused>());
         return s;
     }();

@@ -1,0 +1,44 @@
+#include "cpu_gemm.h"
+
+#include "algorithm/dims.h"
+
+namespace attngen::schedules {
+
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+
+void schedule_projection_gemm(algorithm::ProjectionFuncs &f, const Context &ctx,
+                              const GemmParams &p) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    const int tile_o = p.out_vectors * vec;
+    const auto G = TailStrategy::GuardWithIf;
+    Var no("no"), ni("ni"), ob("ob"), oi("oi"), nr("nr"), nt("nt"), ot("ot");
+
+    // Rows in blocks of block_rows and outputs in blocks of out_block: one parallel task per
+    // row block sweeps the output blocks. Batch elements are independent tasks too.
+    Func y = f.y;
+    y.split(v.n, no, ni, p.block_rows, G)
+        .split(v.o, ob, oi, p.out_block, G)
+        .reorder(oi, ni, ob, no, v.b)
+        .vectorize(oi, vec, G)
+        .parallel(no)
+        .parallel(v.b);
+
+    // The sums of one (row block, output block), accumulated over chunks of the input features
+    // so that the chunk of W in use (chunk x out_block floats) stays in L2, each chunk in
+    // register tiles of rows x tile_o that stay in registers through the chunk.
+    Func product = f.product;
+    Halide::RVar co("co"), ci("ci");
+    product.compute_at(y, ob).vectorize(v.o, vec, G);
+    product.update()
+        .split(f.c, co, ci, p.chunk, G)
+        .split(v.n, nt, nr, p.rows, G)
+        .split(v.o, ot, oi, tile_o, G)
+        .reorder(oi, nr, ci, ot, nt, co)
+        .vectorize(oi, tile_o)
+        .unroll(nr);
+}
+
+}  // namespace attngen::schedules
