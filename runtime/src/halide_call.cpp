@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "allocator.h"
+
 namespace attngen::detail {
 
 namespace {
