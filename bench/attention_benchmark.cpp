@@ -7,6 +7,7 @@
 #include <string>
 
 #include "counters.h"
+#include "exclusions.h"
 #include "failures.h"
 #include "peaks.h"
 #include "reference_check.h"
@@ -94,7 +95,7 @@ void register_attention_benchmarks(const std::vector<Implementation> &implementa
     for (const BenchShape &shape : bench_shapes()) {
         for (int threads : thread_counts) {
             for (const Implementation &impl : implementations) {
-                if (!impl.supports(shape)) continue;
+                if (!impl.supports(shape) || is_excluded(impl.name, shape.id)) continue;
                 const std::string name = "attention/" + shape.id + "/" + impl.name +
                                          "/threads:" + std::to_string(threads);
                 benchmark::RegisterBenchmark(

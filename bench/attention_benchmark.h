@@ -8,8 +8,9 @@
 
 namespace attngen::bench {
 
-// Registers one benchmark per shape of bench_shapes(), implementation that supports it and
-// thread count, ordered by shape, then thread count, then implementation.
+// Registers one benchmark per shape of bench_shapes(), implementation that supports it (and is
+// not excluded from it, see exclusions.h) and thread count, ordered by shape, then thread
+// count, then implementation.
 void register_attention_benchmarks(const std::vector<Implementation> &implementations,
                                    const std::vector<int> &thread_counts);
 

@@ -8,6 +8,7 @@
 
 #include "attention_benchmark.h"
 #include "attngen_schedules.h"
+#include "exclusions.h"
 #include "failures.h"
 #include "peak_benchmarks.h"
 #include "peers/onednn_attention.h"
@@ -36,7 +37,8 @@ std::vector<Implementation> all_implementations() {
 
 // Describes the run in the JSON output's context, so that make_results.py needs no copy of this
 // program's tables: "shape/<id>" is "<description>; <dims>", "sweep/<id>" the sweep's N, and
-// "implementations/schedules" and "implementations/peers" list the implementations by kind.
+// "implementations/schedules" and "implementations/peers" list the implementations by kind, and
+// "excluded/<implementation>" is "<shape ids>: <reason>" (see exclusions.h).
 void describe_run(const std::vector<Implementation> &implementations) {
     for (const auto &shape : attngen::bench::bench_shapes()) {
         benchmark::AddCustomContext("shape/" + shape.id, shape.description + "; " + shape.dims());
@@ -50,6 +52,11 @@ void describe_run(const std::vector<Implementation> &implementations) {
     }
     benchmark::AddCustomContext("implementations/schedules", schedules);
     benchmark::AddCustomContext("implementations/peers", peers);
+    for (const attngen::bench::Exclusion &e : attngen::bench::exclusions()) {
+        std::string shapes;
+        for (const std::string &id : e.shapes) shapes += (shapes.empty() ? "" : ",") + id;
+        benchmark::AddCustomContext("excluded/" + e.implementation, shapes + ": " + e.reason);
+    }
 }
 
 }  // namespace
