@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "allocator.h"
 #include "attention_benchmark.h"
 #include "attngen_schedules.h"
 #include "exclusions.h"
@@ -52,6 +53,7 @@ void describe_run(const std::vector<Implementation> &implementations) {
     }
     benchmark::AddCustomContext("implementations/schedules", schedules);
     benchmark::AddCustomContext("implementations/peers", peers);
+    benchmark::AddCustomContext("malloc", "glibc, no mmap, freed memory kept (allocator.h)");
     for (const attngen::bench::Exclusion &e : attngen::bench::exclusions()) {
         std::string shapes;
         for (const std::string &id : e.shapes) shapes += (shapes.empty() ? "" : ",") + id;
@@ -62,6 +64,8 @@ void describe_run(const std::vector<Implementation> &implementations) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    attngen::bench::keep_freed_memory_in_process();
+
     // Defaults that make every reported number a median of 7 repetitions; flags given on the
     // command line come later in argv and so override them.
     std::vector<char *> args = {argv[0]};
