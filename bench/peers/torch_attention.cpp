@@ -1,6 +1,9 @@
 // Threads: libtorch's own parallel loops (softmax, elementwise ops) run on OpenMP and its float
 // matmuls on the BLAS it was built with, OpenBLAS in Debian, which has its own thread pool; both
-// are set to the benchmark's thread count.
+// are set to the benchmark's thread count (at::set_num_threads alone leaves OpenBLAS at its
+// default of one thread per core). With two threads each pool's idle workers spin while the
+// other pool works, so on two cores this peer gains little from its second thread (measured on
+// (b): 142 ms at one thread, 151 ms at two).
 #include "torch_attention.h"
 
 #include <ATen/ATen.h>
