@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "attngen/kernels.h"
+#include "cpu_targets.h"
+#include "validate.h"
 
 namespace attngen::detail {
 
@@ -33,6 +35,7 @@ std::string describe(const KernelRequest &r, const std::string &schedule) {
 }  // namespace
 
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
+    ATTNGEN_RETURN_IF_ERROR(cpu_isa_limit_status());
     std::string schedule = request.schedule;
     if (schedule.empty()) {
         auto available = available_schedules();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "HalideRuntime.h"
+#include "cpu_targets.h"
 #include "dispatch.h"
 #include "kernel_table.h"
 
@@ -25,6 +26,7 @@ std::vector<KernelInfo> list_kernels() {
         info.d_v = k.d_v;
         info.max_queries = k.max_queries;
         info.tuning = k.tuning;
+        info.selected_target = detail::selected_target(k.targets);
         kernels.push_back(info);
     }
     return kernels;

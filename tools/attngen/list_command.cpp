@@ -1,4 +1,5 @@
 // attngen list: the kernels this build compiled.
+#include <algorithm>
 #include <cstdio>
 
 #include "attngen/attngen.h"
@@ -14,14 +15,23 @@ std::string fixed(int value) {
 
 void run_list() {
     const auto kernels = list_kernels();
-    std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %-5s %s\n", "kernel", "op",
-                "schedule", "causal", "probs", "H", "H_kv", "d_k", "d_v", "Nq", "targets");
+    std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %s\n", "kernel", "op", "schedule",
+                "causal", "probs", "H", "H_kv", "d_k", "d_v", "Nq");
     for (const auto &k : kernels) {
         std::string nq = k.max_queries == 0 ? "any" : "<=" + std::to_string(k.max_queries);
-        std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %-5s %s\n", k.name.c_str(),
+        std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %s\n", k.name.c_str(),
                     k.op.c_str(), k.schedule.c_str(), k.causal ? "yes" : "no",
                     k.probs ? "yes" : "no", fixed(k.heads).c_str(), fixed(k.kv_heads).c_str(),
-                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), nq.c_str(), k.targets.c_str());
+                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), nq.c_str());
+    }
+    // All kernels of a build share their targets; say once which one this CPU runs.
+    std::vector<std::string> shown;
+    for (const auto &k : kernels) {
+        if (std::find(shown.begin(), shown.end(), k.targets) != shown.end()) continue;
+        shown.push_back(k.targets);
+        std::printf("\ncompiled for: %s\nthis CPU runs: %s\n", k.targets.c_str(),
+                    k.selected_target.empty() ? "none (the CPU lacks every target's features)"
+                                              : k.selected_target.c_str());
     }
     std::string schedules;
     for (const auto &s : available_schedules()) schedules += (schedules.empty() ? "" : ", ") + s;

@@ -19,6 +19,9 @@ struct KernelInfo {
     // (a decode kernel). The runtime prefers such a kernel when a call fits.
     int max_queries = 0;
     std::string tuning;  // Schedule parameters it was compiled with; empty for the defaults.
+    // The one of `targets` that runs on this CPU (the most capable one it supports, within
+    // ATTNGEN_MAX_CPU_ISA); empty if none can.
+    std::string selected_target;
 };
 
 // Every compiled attention and mha kernel, in build order.
@@ -27,6 +30,11 @@ std::vector<KernelInfo> list_kernels();
 // The schedule names with at least one compiled kernel, fastest first: the order in which an
 // empty schedule name picks them.
 std::vector<std::string> available_schedules();
+
+// The environment variable ATTNGEN_MAX_CPU_ISA (avx512, avx2, sse41 or armv8), read once at
+// startup, keeps kernels compiled for several targets from using more capable ones: for tests,
+// and for reproducing a result of another machine. A call fails with kInvalidArgument while it
+// holds another value.
 
 // Threads the kernels may use (Halide's thread pool); 0 restores the default (one per core).
 // Negative values count as 0. Returns the previous value. Process-wide.

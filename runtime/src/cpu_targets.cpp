@@ -1,0 +1,138 @@
+#include "cpu_targets.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "HalideRuntime.h"
+
+namespace attngen::detail {
+
+namespace {
+
+constexpr int kFeatureWords = (halide_target_feature_end + 63) / 64;
+
+// Feature names of Halide target strings that say what a CPU must support. Others
+// (user_context, no_runtime, ...) describe the code, not the machine.
+struct NamedFeature {
+    const char *name;
+    halide_target_feature_t feature;
+};
+constexpr NamedFeature kCpuFeatures[] = {
+    {"sse41", halide_target_feature_sse41},
+    {"avx", halide_target_feature_avx},
+    {"avx2", halide_target_feature_avx2},
+    {"fma", halide_target_feature_fma},
+    {"fma4", halide_target_feature_fma4},
+    {"f16c", halide_target_feature_f16c},
+    {"avx512", halide_target_feature_avx512},
+    {"avx512_knl", halide_target_feature_avx512_knl},
+    {"avx512_skylake", halide_target_feature_avx512_skylake},
+    {"avx512_cannonlake", halide_target_feature_avx512_cannonlake},
+    {"avx512_sapphirerapids", halide_target_feature_avx512_sapphirerapids},
+    {"arm_dot_prod", halide_target_feature_arm_dot_prod},
+    {"arm_fp16", halide_target_feature_arm_fp16},
+    {"armv81a", halide_target_feature_armv81a},
+    {"sve", halide_target_feature_sve},
+    {"sve2", halide_target_feature_sve2},
+};
+
+// Features forbidden by each value of ATTNGEN_MAX_CPU_ISA.
+const std::vector<halide_target_feature_t> kAboveAvx2 = {
+    halide_target_feature_avx512, halide_target_feature_avx512_knl,
+    halide_target_feature_avx512_skylake, halide_target_feature_avx512_cannonlake,
+    halide_target_feature_avx512_sapphirerapids};
+
+struct Limit {
+    bool valid = true;
+    std::string value;  // As given; empty when unset.
+    std::vector<halide_target_feature_t> forbidden;
+};
+
+Limit read_limit() {
+    Limit limit;
+    const char *env = std::getenv("ATTNGEN_MAX_CPU_ISA");
+    if (env == nullptr || *env == '\0') return limit;
+    limit.value = env;
+    if (limit.value == "avx512") {
+        // Everything allowed.
+    } else if (limit.value == "avx2") {
+        limit.forbidden = kAboveAvx2;
+    } else if (limit.value == "sse41") {
+        limit.forbidden = kAboveAvx2;
+        for (auto f :
+             {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_fma,
+              halide_target_feature_fma4, halide_target_feature_f16c}) {
+            limit.forbidden.push_back(f);
+        }
+    } else if (limit.value == "armv8") {
+        limit.forbidden = {halide_target_feature_arm_dot_prod, halide_target_feature_arm_fp16,
+                           halide_target_feature_armv81a, halide_target_feature_sve,
+                           halide_target_feature_sve2};
+    } else {
+        limit.valid = false;
+    }
+    return limit;
+}
+
+const Limit &limit() {
+    static const Limit value = read_limit();
+    return value;
+}
+
+bool has(int count, const uint64_t *features, halide_target_feature_t f) {
+    const int word = f / 64;
+    return word < count && (features[word] >> (f % 64)) & 1;
+}
+
+int can_use_target_features(int count, const uint64_t *features) {
+    for (auto f : limit().forbidden) {
+        if (has(count, features, f)) return 0;
+    }
+    return halide_default_can_use_target_features(count, features);
+}
+
+}  // namespace
+
+void install_cpu_target_check() {
+    static const bool installed = [] {
+        halide_set_custom_can_use_target_features(&can_use_target_features);
+        return true;
+    }();
+    (void)installed;
+}
+
+Status cpu_isa_limit_status() {
+    if (limit().valid) return Status::Ok();
+    return Status::InvalidArgument("ATTNGEN_MAX_CPU_ISA is '" + limit().value +
+                                   "'; use avx512, avx2, sse41 or armv8, or leave it unset");
+}
+
+std::string selected_target(const std::string &targets) {
+    std::stringstream list(targets);
+    std::string target;
+    while (std::getline(list, target, ',')) {
+        if (target == "host") return target;
+        uint64_t features[kFeatureWords] = {};
+        std::stringstream parts(target);
+        std::string part;
+        int index = 0;
+        while (std::getline(parts, part, '-')) {
+            // The first three parts are architecture, bits and operating system.
+            if (index++ < 3) continue;
+            for (const auto &named : kCpuFeatures) {
+                if (part == named.name)
+                    features[named.feature / 64] |= uint64_t(1) << (named.feature % 64);
+            }
+        }
+        if (can_use_target_features(kFeatureWords, features)) return target;
+    }
+    return "";
+}
+
+// Installed while the program starts, before any kernel can make its cached choice.
+static const bool kInstalledAtStartup = (install_cpu_target_check(), true);
+
+}  // namespace attngen::detail

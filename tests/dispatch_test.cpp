@@ -1,0 +1,177 @@
+// Which compiled target the kernels run on this CPU, under each ATTNGEN_MAX_CPU_ISA limit.
+// ctest runs this binary once per limit (see CMakeLists.txt). It is a binary of its own
+// because Halide's multitarget wrappers remember their choice from a kernel's first call: the
+// recorder below must see that first call.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "HalideRuntime.h"
+#include "attngen/attngen.h"
+
+namespace attngen::test {
+namespace {
+
+// Every feature query a multitarget wrapper makes, with the answer.
+struct Query {
+    std::vector<uint64_t> features;
+    bool accepted;
+};
+std::mutex queries_mutex;
+std::vector<Query> queries;
+halide_can_use_target_features_t runtime_check = nullptr;
+
+int Recorder(int count, const uint64_t *features) {
+    const int accepted = runtime_check(count, features);
+    std::lock_guard<std::mutex> lock(queries_mutex);
+    queries.push_back({std::vector<uint64_t>(features, features + count), accepted != 0});
+    return accepted;
+}
+
+// The ISA features among a query's bits, and those that a target string names, as one
+// comparable set; the wrappers' queries also carry bits such as user_context.
+constexpr std::pair<const char *, halide_target_feature_t> kIsaFeatures[] = {
+    {"sse41", halide_target_feature_sse41},
+    {"avx", halide_target_feature_avx},
+    {"avx2", halide_target_feature_avx2},
+    {"fma", halide_target_feature_fma},
+    {"f16c", halide_target_feature_f16c},
+    {"avx512", halide_target_feature_avx512},
+    {"avx512_skylake", halide_target_feature_avx512_skylake},
+    {"arm_dot_prod", halide_target_feature_arm_dot_prod},
+    {"arm_fp16", halide_target_feature_arm_fp16},
+};
+
+std::vector<bool> IsaBits(const std::vector<uint64_t> &features) {
+    std::vector<bool> bits;
+    for (const auto &[name, f] : kIsaFeatures) {
+        bits.push_back(f / 64 < static_cast<int>(features.size()) &&
+                       (features[f / 64] >> (f % 64)) & 1);
+    }
+    return bits;
+}
+
+std::vector<bool> IsaBits(const std::string &target) {
+    std::vector<std::string> parts;
+    std::stringstream text(target);
+    std::string part;
+    while (std::getline(text, part, '-')) parts.push_back(part);
+    std::vector<bool> bits;
+    for (const auto &[name, f] : kIsaFeatures) {
+        bits.push_back(std::find(parts.begin() + 3, parts.end(), name) != parts.end());
+    }
+    return bits;
+}
+
+std::string Limit() {
+    const char *env = std::getenv("ATTNGEN_MAX_CPU_ISA");
+    return env == nullptr ? "" : env;
+}
+
+bool LimitIsValid() {
+    const std::string l = Limit();
+    return l.empty() || l == "avx512" || l == "avx2" || l == "sse41" || l == "armv8";
+}
+
+// The features a target string names, as GCC's CPU checks spell them (x86 only).
+bool CpuSupportsX86Target(const std::string &target) {
+    std::stringstream parts(target);
+    std::string part;
+    for (int index = 0; std::getline(parts, part, '-'); index++) {
+        if (index < 3) continue;
+        bool ok = true;
+#if defined(__x86_64__)
+        if (part == "sse41") ok = __builtin_cpu_supports("sse4.1");
+        if (part == "avx") ok = __builtin_cpu_supports("avx");
+        if (part == "avx2") ok = __builtin_cpu_supports("avx2");
+        if (part == "fma") ok = __builtin_cpu_supports("fma");
+        if (part == "avx512" || part == "avx512_skylake") {
+            ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512dq");
+        }
+#endif
+        if (!ok) return false;
+    }
+    return true;
+}
+
+bool AllowedByLimit(const std::string &target) {
+    const std::string limit = Limit();
+    if (limit == "avx2") return target.find("avx512") == std::string::npos;
+    if (limit == "sse41")
+        return target.find("avx") == std::string::npos && target.find("fma") == std::string::npos;
+    return true;
+}
+
+TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
+    if (!LimitIsValid()) GTEST_SKIP() << "ATTNGEN_MAX_CPU_ISA is invalid; the next test covers it";
+    runtime_check = halide_set_custom_can_use_target_features(&Recorder);
+    // One small call per schedule: each wrapper makes its choice now.
+    std::vector<float> q(2 * 3 * 4, 0.5f), out(2 * 3 * 4);
+    for (const auto &schedule : available_schedules()) {
+        AttentionArgs args;
+        args.q = args.k = args.v = TensorView::f32(q.data(), {1, 2, 3, 4});
+        args.out = TensorView::f32(out.data(), {1, 2, 3, 4});
+        args.schedule = schedule;
+        Status s = attention(args);
+        ASSERT_TRUE(s.ok()) << schedule << ": " << s.to_string();
+    }
+    halide_set_custom_can_use_target_features(runtime_check);
+
+    const KernelInfo kernel = list_kernels().front();
+    const std::string selected = kernel.selected_target;
+    ASSERT_FALSE(selected.empty()) << "no compiled target runs on this CPU";
+    EXPECT_TRUE(AllowedByLimit(selected)) << selected << " under ATTNGEN_MAX_CPU_ISA=" << Limit();
+
+    // The runtime's answer is the first target of the list that this CPU supports (checked
+    // here with GCC's own CPU detection) and the limit allows.
+    std::stringstream list(kernel.targets);
+    std::string target, expected;
+    while (std::getline(list, target, ',') && expected.empty()) {
+        if (target == "host" || (CpuSupportsX86Target(target) && AllowedByLimit(target))) {
+            expected = target;
+        }
+    }
+    EXPECT_EQ(selected, expected) << "compiled for " << kernel.targets;
+
+    // And the wrappers made the same choice. A wrapper asks about every target but the last,
+    // the fallback, and runs the first one in list order whose features were accepted.
+    if (kernel.targets.find(',') == std::string::npos) return;  // One target: no queries.
+    std::vector<std::string> targets;
+    std::stringstream all(kernel.targets);
+    while (std::getline(all, target, ',')) targets.push_back(target);
+    std::lock_guard<std::mutex> lock(queries_mutex);
+    ASSERT_FALSE(queries.empty()) << "the multitarget wrappers asked nothing";
+    std::size_t chosen = targets.size() - 1;
+    for (const auto &query : queries) {
+        for (std::size_t t = 0; t + 1 < targets.size(); t++) {
+            if (query.accepted && IsaBits(query.features) == IsaBits(targets[t]) && t < chosen) {
+                chosen = t;
+            }
+        }
+    }
+    EXPECT_EQ(targets[chosen], selected);
+}
+
+TEST(Dispatch, AnUnknownIsaLimitIsAnError) {
+    if (LimitIsValid()) {
+        GTEST_SKIP() << "runs only under an invalid ATTNGEN_MAX_CPU_ISA (see CMakeLists.txt)";
+    }
+    std::vector<float> q(8, 0.5f), out(8);
+    AttentionArgs args;
+    args.q = args.k = args.v = TensorView::f32(q.data(), {1, 1, 2, 4});
+    args.out = TensorView::f32(out.data(), {1, 1, 2, 4});
+    Status s = attention(args);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("ATTNGEN_MAX_CPU_ISA"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace attngen::test
