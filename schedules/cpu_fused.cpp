@@ -53,7 +53,9 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     const int bq = p.query_vectors * ctx.vector_width();
     Var io("io"), ii("ii"), eo("eo"), ei("ei"), jo("jo"), ji("ji");
 
-    // Blocks of queries, parallel over heads. When Nq and d_v divide the block and tile sizes
+    // Blocks of queries; blocks, heads and batch elements are all parallel loops, so that two
+    // threads find work whether a call has many heads, many batch elements or one long
+    // sequence. When Nq and d_v divide the block and tile sizes
     // (the common case), a specialization drops every tail check from the inner loops.
     Func out = f.out;
     auto block_loops = [&](Stage s, TailStrategy tail) {
@@ -62,7 +64,9 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
             .reorder(ii, ei, eo, io, v.h, v.b)
             .vectorize(ii)
             .unroll(ei)
-            .parallel(v.h);
+            .parallel(io)
+            .parallel(v.h)
+            .parallel(v.b);
     };
     block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % p.value_tile == 0),
                 TailStrategy::RoundUp);
@@ -70,14 +74,21 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // The log-sum-exp (and the probabilities) of a block come from the same row statistics,
     // so they are computed in the same loop over blocks.
     Func lse = f.lse;
-    lse.split(v.i, io, ii, bq, kGuard).reorder(ii, io, v.h, v.b).parallel(v.h).vectorize(ii);
+    lse.split(v.i, io, ii, bq, kGuard)
+        .reorder(ii, io, v.h, v.b)
+        .vectorize(ii)
+        .parallel(io)
+        .parallel(v.h)
+        .parallel(v.b);
     lse.compute_with(out, io);
     if (with_probs) {
         Func probs = f.probs;
         probs.split(v.i, io, ii, bq, kGuard)
             .reorder(ii, v.j, io, v.h, v.b)
+            .vectorize(ii)
+            .parallel(io)
             .parallel(v.h)
-            .vectorize(ii);
+            .parallel(v.b);
         probs.compute_with(out, io);
     }
 
