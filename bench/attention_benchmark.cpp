@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <string>
@@ -70,6 +71,8 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     Computation &computation = *last.computation;
 
     settle_before_timing(impl.runtimes);
+    const double cpu_start = process_cpu_seconds();
+    const auto real_start = std::chrono::steady_clock::now();
     std::string error;
     try {
         for (auto _ : state) {
@@ -79,33 +82,33 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     } catch (const std::exception &e) {
         error = std::string("exception: ") + e.what();
     }
+    const std::chrono::duration<double> real = std::chrono::steady_clock::now() - real_start;
+    const double cpu_util = (process_cpu_seconds() - cpu_start) / real.count();
     note_runtime_used(impl.runtimes);
     if (!error.empty()) {
         fail_benchmark(state, error);
         return;
     }
     state.SetLabel(computation.label());
-    set_attention_counters(state, shape, peak, bandwidth);
+    set_attention_counters(state, shape, peak, bandwidth, cpu_util);
 }
 
 }  // namespace
 
 void register_attention_benchmarks(const std::vector<Implementation> &implementations,
-                                   const std::vector<int> &thread_counts) {
+                                   int threads) {
     for (const BenchShape &shape : bench_shapes()) {
-        for (int threads : thread_counts) {
-            for (const Implementation &impl : implementations) {
-                if (!impl.supports(shape) || is_excluded(impl.name, shape.id)) continue;
-                const std::string name = "attention/" + shape.id + "/" + impl.name +
-                                         "/threads:" + std::to_string(threads);
-                benchmark::RegisterBenchmark(
-                    name.c_str(),
-                    [name, &shape, impl, threads](benchmark::State &state) {
-                        run_attention_benchmark(state, name, shape, impl, threads);
-                    })
-                    ->UseRealTime()
-                    ->Unit(benchmark::kMillisecond);
-            }
+        for (const Implementation &impl : implementations) {
+            if (!impl.supports(shape) || is_excluded(impl.name, shape.id)) continue;
+            const std::string name =
+                "attention/" + shape.id + "/" + impl.name + "/threads:" + std::to_string(threads);
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [name, &shape, impl, threads](benchmark::State &state) {
+                                             run_attention_benchmark(state, name, shape, impl,
+                                                                     threads);
+                                         })
+                ->UseRealTime()
+                ->Unit(benchmark::kMillisecond);
         }
     }
 }

@@ -8,10 +8,9 @@
 
 namespace attngen::bench {
 
-// Registers one benchmark per shape of bench_shapes(), implementation that supports it (and is
-// not excluded from it, see exclusions.h) and thread count, ordered by shape, then thread
-// count, then implementation.
-void register_attention_benchmarks(const std::vector<Implementation> &implementations,
-                                   const std::vector<int> &thread_counts);
+// Registers, for one thread count, one benchmark per shape of bench_shapes() and implementation
+// that supports it (and is not excluded from it, see exclusions.h), ordered by shape, then
+// implementation.
+void register_attention_benchmarks(const std::vector<Implementation> &implementations, int threads);
 
 }  // namespace attngen::bench

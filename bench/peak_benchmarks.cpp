@@ -29,17 +29,14 @@ void read_bandwidth(benchmark::State &state, int threads) {
 
 }  // namespace
 
-void register_peak_benchmarks(const std::vector<int> &thread_counts) {
-    for (int threads : thread_counts) {
-        const std::string suffix = "/threads:" + std::to_string(threads);
-        benchmark::RegisterBenchmark(("peak/sgemm" + suffix).c_str(), sgemm_peak, threads)
-            ->UseRealTime()
-            ->Unit(benchmark::kMillisecond);
-        benchmark::RegisterBenchmark(("peak/read_bandwidth" + suffix).c_str(), read_bandwidth,
-                                     threads)
-            ->UseRealTime()
-            ->Unit(benchmark::kMillisecond);
-    }
+void register_peak_benchmarks(int threads) {
+    const std::string suffix = "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(("peak/sgemm" + suffix).c_str(), sgemm_peak, threads)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("peak/read_bandwidth" + suffix).c_str(), read_bandwidth, threads)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace attngen::bench

@@ -2,10 +2,8 @@
 // peaks.h timed like every other benchmark, so that RESULTS.md reports their medians too.
 #pragma once
 
-#include <vector>
-
 namespace attngen::bench {
 
-void register_peak_benchmarks(const std::vector<int> &thread_counts);
+void register_peak_benchmarks(int threads);
 
 }  // namespace attngen::bench
