@@ -4,6 +4,9 @@
 //   peak_frac  that rate / the sgemm peak measured with the same thread count
 //   KV_GBps    decode shapes only: K and V bytes read / time, in 1e9 byte/s
 //   bw_frac    decode shapes only: that rate / the read bandwidth measured with the same threads
+//   cpu_util   CPU time of the whole process / real time over the timed loop: the number of
+//              cores kept busy, which shows whether an implementation used the threads it was
+//              given (spinning idle workers count as busy)
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -13,6 +16,10 @@
 namespace attngen::bench {
 
 void set_attention_counters(benchmark::State &state, const BenchShape &shape,
-                            double peak_flops_per_second, double bandwidth_bytes_per_second);
+                            double peak_flops_per_second, double bandwidth_bytes_per_second,
+                            double cpu_util);
+
+// CPU time consumed by all threads of the process so far, in seconds.
+double process_cpu_seconds();
 
 }  // namespace attngen::bench
