@@ -1,0 +1,419 @@
+#!/usr/bin/python3
+"""Writes bench/RESULTS.md and bench/results_gflops.png from attention_bench's JSON output.
+
+Usage: /usr/bin/python3 bench/make_results.py ROUND.json [ROUND.json ...]
+
+Each file is one run of attention_bench with --benchmark_repetitions=7 and
+--benchmark_report_aggregates_only=true (bench/run.sh makes three). For every benchmark the
+reported value is the median over the files of each file's median of 7: a burst of load from
+another process during one round moves one round's median, not the result. Every number in
+RESULTS.md is computed here from the files; none is written by hand.
+
+Needs Debian's python3 with matplotlib (python3-matplotlib); another python3 earlier on PATH may
+lack it.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # No display: write the PNG only.
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(BENCH_DIR)
+RESULTS_MD = os.path.join(BENCH_DIR, "RESULTS.md")
+PLOT_PNG = os.path.join(BENCH_DIR, "results_gflops.png")
+
+# Halide 14's autoschedulers: the schedule names that CMake gives the autoscheduled kernels
+# (ATTNGEN_AUTOSCHEDULERS in cmake/AttngenKernels.cmake).
+AUTOSCHEDULERS = ("Adams2019", "Li2018", "Mullapudi2016")
+# The hand schedule that the targets are about.
+FUSED = "cpu_fused"
+# The targets are stated for the machine's two threads.
+TARGET_THREADS = 2
+
+
+class Result:
+    """The combined medians of one benchmark over the rounds."""
+
+    def __init__(self, rounds):
+        self.rounds = rounds  # One dict of the JSON "median" entry per round.
+        times = [r["real_time"] * _to_ms(r["time_unit"]) for r in rounds]
+        self.time_ms = statistics.median(times)
+        # Spread of the round medians relative to their median: how repeatable the number is.
+        self.spread = (max(times) - min(times)) / self.time_ms if self.time_ms > 0 else 0.0
+        self.label = rounds[0].get("label", "")
+
+    def counter(self, name):
+        values = [r[name] for r in self.rounds if name in r]
+        return statistics.median(values) if values else None
+
+
+def _to_ms(unit):
+    return {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+
+def parse_name(run_name):
+    """'attention/b/cpu_fused/threads:2/real_time' -> ('attention', 'b', 'cpu_fused', 2)."""
+    parts = [p for p in run_name.split("/") if p != "real_time"]
+    threads = int(parts[-1].split(":")[1])
+    if parts[0] == "attention":
+        return "attention", parts[1], parts[2], threads
+    return "peak", None, parts[1], threads
+
+
+def load(paths):
+    """Returns (contexts, results, errors): results maps (kind, shape, impl, threads) to a
+    Result; errors maps the same key to the error messages of the rounds where it failed."""
+    contexts, medians, errors = [], {}, {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        contexts.append(data["context"])
+        for entry in data["benchmarks"]:
+            key = parse_name(entry["run_name"])
+            if entry.get("error_occurred"):
+                errors.setdefault(key, []).append(entry.get("error_message", ""))
+            elif entry.get("run_type") == "aggregate" and entry.get("aggregate_name") == "median":
+                medians.setdefault(key, []).append(entry)
+            elif entry.get("run_type") == "iteration" and entry.get("repetitions", 1) == 1:
+                # A run with a single repetition has no aggregates; its one value is the median.
+                medians.setdefault(key, []).append(entry)
+    results = {key: Result(rounds) for key, rounds in medians.items()}
+    return contexts, results, errors
+
+
+class Run:
+    """Everything RESULTS.md is made from."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.contexts, self.results, self.errors = load(paths)
+        context = self.contexts[0]
+        self.context = context
+        self.shapes = {}  # id -> "description; dims"
+        self.sweep = {}  # id -> N
+        self.excluded = {}  # implementation -> (shape ids, reason)
+        for key, value in context.items():
+            if key.startswith("shape/"):
+                self.shapes[key[len("shape/"):]] = value
+            elif key.startswith("sweep/"):
+                self.sweep[key[len("sweep/"):]] = int(value)
+            elif key.startswith("excluded/"):
+                shapes, _, reason = value.partition(": ")
+                self.excluded[key[len("excluded/"):]] = (shapes.split(","), reason)
+        self.schedules = _split(context.get("implementations/schedules", ""))
+        self.peers = _split(context.get("implementations/peers", ""))
+        # Main shapes (letters) first, then the sweep-only points by N.
+        def order(shape):
+            sweep_only = shape.startswith("n")
+            return (sweep_only, self.sweep.get(shape, 0) if sweep_only else 0, shape)
+
+        self.shape_order = sorted(self.shapes, key=order)
+        self.thread_counts = sorted({k[3] for k in self.results} | {k[3] for k in self.errors})
+
+    def get(self, shape, impl, threads):
+        return self.results.get(("attention", shape, impl, threads))
+
+    def peak(self, name, threads):
+        return self.results.get(("peak", None, name, threads))
+
+    def fastest_peer(self, shape, threads):
+        """(peer name, Result) of the fastest peer, or (None, None)."""
+        timed = [(p, self.get(shape, p, threads)) for p in self.peers]
+        timed = [(p, r) for p, r in timed if r is not None]
+        if not timed:
+            return None, None
+        return min(timed, key=lambda pr: pr[1].time_ms)
+
+    def is_decode(self, shape):
+        return " Nq1 " in self.shapes.get(shape, "")
+
+    def repetitions(self):
+        """The repetitions per round, e.g. "7"."""
+        reps = {r.get("repetitions") for res in self.results.values() for r in res.rounds}
+        reps.discard(None)
+        return "/".join(str(r) for r in sorted(reps)) if reps else "?"
+
+
+def _split(text):
+    return [x for x in text.split(",") if x]
+
+
+def fmt_ms(ms):
+    if ms >= 100:
+        return f"{ms:.0f}"
+    if ms >= 10:
+        return f"{ms:.1f}"
+    if ms >= 1:
+        return f"{ms:.2f}"
+    return f"{ms:.3f}"
+
+
+def fmt(value, digits=2):
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def shape_table(run, shape):
+    decode = run.is_decode(shape)
+    rate_header = "KV GB/s | bw_frac" if decode else "GFLOP/s | peak_frac"
+    lines = [
+        f"| implementation | threads | median ms | {rate_header} | x fastest peer | "
+        "cores busy | round spread | kernel / primitives |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for threads in run.thread_counts:
+        peer_name, peer = run.fastest_peer(shape, threads)
+        for impl in run.schedules + run.peers:
+            result = run.get(shape, impl, threads)
+            key = ("attention", shape, impl, threads)
+            if result is None:
+                if key in run.errors:
+                    lines.append(f"| {impl} | {threads} | failed (see below) | | | | | | |")
+                continue
+            if decode:
+                rate, frac = result.counter("KV_GBps"), result.counter("bw_frac")
+            else:
+                rate, frac = result.counter("GFLOPs"), result.counter("peak_frac")
+            ratio = peer.time_ms / result.time_ms if peer else None
+            lines.append(
+                f"| {impl} | {threads} | {fmt_ms(result.time_ms)} | {fmt(rate, 1)} | "
+                f"{fmt(frac)} | {fmt(ratio)} | {fmt(result.counter('cpu_util'), 1)} | "
+                f"{result.spread * 100:.1f}% | {result.label} |")
+    return "\n".join(lines)
+
+
+def targets(run):
+    """Lines of the Targets section: each target with its numbers and met / missed."""
+    t = TARGET_THREADS
+    lines = []
+
+    def verdict(value, threshold):
+        if value is None:
+            return "no data"
+        return "**met**" if value >= threshold else "**missed**"
+
+    def fused_over_peer(shape):
+        fused = run.get(shape, FUSED, t)
+        peer_name, peer = run.fastest_peer(shape, t)
+        if fused is None or peer is None:
+            return None, "no data"
+        ratio = peer.time_ms / fused.time_ms
+        return ratio, (f"{FUSED} {fmt_ms(fused.time_ms)} ms vs {peer_name} "
+                       f"{fmt_ms(peer.time_ms)} ms")
+
+    for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
+        ratio, detail = fused_over_peer(shape)
+        lines.append(f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
+                     f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold)}")
+
+    fused_c = run.get("c", FUSED, t)
+    frac = fused_c.counter("peak_frac") if fused_c else None
+    lines.append(f"- (c) {FUSED} fraction of the sgemm peak >= 0.85: {fmt(frac)} "
+                 f"— {verdict(frac, 0.85)}")
+
+    fused_e = run.get("e", FUSED, t)
+    bw = fused_e.counter("bw_frac") if fused_e else None
+    gbps = fused_e.counter("KV_GBps") if fused_e else None
+    lines.append(f"- (e) decode, {FUSED} fraction of the read bandwidth >= 0.85: {fmt(bw)} "
+                 f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85)}")
+
+    autos = [a for a in AUTOSCHEDULERS if a in run.schedules]
+    if not autos:
+        lines.append("- every autoscheduler slower than cpu_fused: no data (this build has no "
+                     "autoscheduled kernels; configure with ATTNGEN_BUILD_AUTOSCHEDULED=ON)")
+        return lines, []
+    slowdowns = []  # (autoscheduler, shape, t_auto / t_fused)
+    for auto in autos:
+        for shape in run.shape_order:
+            fused, other = run.get(shape, FUSED, t), run.get(shape, auto, t)
+            if fused and other:
+                slowdowns.append((auto, shape, other.time_ms / fused.time_ms))
+    if slowdowns:
+        slowest_gap = min(slowdowns, key=lambda x: x[2])
+        all_slower = all(s > 1.0 for _, _, s in slowdowns)
+        lines.append(
+            f"- every autoscheduler slower than {FUSED} on every shape it ran: "
+            f"{'**met**' if all_slower else '**missed**'} (smallest gap: {slowest_gap[0]} on "
+            f"({slowest_gap[1]}) takes {slowest_gap[2]:.2f}x the time of {FUSED}; all ratios "
+            "in the table below)")
+    else:
+        lines.append(f"- every autoscheduler slower than {FUSED}: no data")
+    return lines, slowdowns
+
+
+def autoscheduler_table(run, slowdowns):
+    shapes = [s for s in run.shape_order if any(x[1] == s for x in slowdowns)]
+    autos = [a for a in AUTOSCHEDULERS if any(x[0] == a for x in slowdowns)]
+    by_key = {(a, s): v for a, s, v in slowdowns}
+    lines = ["| time / time of cpu_fused | " + " | ".join(f"({s})" for s in shapes) + " |",
+             "|---|" + "---:|" * len(shapes)]
+    for auto in autos:
+        cells = [fmt(by_key.get((auto, s))) for s in shapes]
+        lines.append(f"| {auto} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(run, path):
+    points = sorted(run.sweep.items(), key=lambda kv: kv[1])
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for impl in run.schedules + run.peers:
+        xs, ys = [], []
+        for shape, n in points:
+            result = run.get(shape, impl, TARGET_THREADS)
+            if result is not None:
+                xs.append(n)
+                ys.append(result.counter("GFLOPs"))
+        if xs:
+            style = "--" if impl in run.peers else "-"
+            ax.plot(xs, ys, style, marker="o", label=impl)
+    peak = run.peak("sgemm", TARGET_THREADS)
+    if peak is not None:
+        ax.axhline(peak.counter("GFLOPs"), color="gray", linestyle=":",
+                   label="sgemm 2048³ (OpenBLAS)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([n for _, n in points])
+    ax.set_xticklabels([str(n) for _, n in points])
+    ax.set_xlabel("sequence length N (self-attention, B1 H8 d64, non-causal)")
+    ax.set_ylabel("GFLOP/s (4 N² H d / time)")
+    ax.set_title(f"attention, {TARGET_THREADS} threads: attngen schedules (solid) and peers "
+                 "(dashed)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_markdown(run, path):
+    rel_paths = [os.path.relpath(p, REPO_DIR) for p in run.paths]
+    command = "/usr/bin/python3 bench/make_results.py " + " ".join(rel_paths)
+    ctx = run.context
+    out = []
+    out.append("# attngen benchmark results")
+    out.append("")
+    out.append("Generated; do not edit. Regenerate everything (build, three rounds, this file) "
+               "with `./bench/run.sh`; this file alone from the recorded JSON with:")
+    out.append("")
+    out.append(f"    {command}")
+    out.append("")
+    loads = ", ".join(f"{c.get('load_avg', ['?'])[0]:.2f}" if c.get("load_avg") else "?"
+                      for c in run.contexts)
+    out.append(f"Machine: {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz "
+               f"(host `{ctx.get('host_name')}`); rounds started {run.contexts[0].get('date')} "
+               f"... {run.contexts[-1].get('date')}; 1-minute load average at the start of "
+               f"each round: {loads}.")
+    out.append("")
+    out.append(f"Each number is the median over {len(run.paths)} rounds of the median of "
+               f"{run.repetitions()} repetitions (real time). *round spread* is "
+               "(slowest - fastest round median) / median. *x fastest peer* is the fastest "
+               "peer's time divided by this row's time, at the same thread count (above 1: "
+               "faster than every peer). *cores busy* is the process's CPU time over the real "
+               "time of the timed loop: the cores the implementation kept busy, spinning idle "
+               "workers included; well below the thread count it means the implementation left "
+               "a core idle, or that another process took it. Fractions are of the peaks below, measured in the same "
+               "process with the same thread count (median of 5 runs, taken when the first "
+               "benchmark of that thread count started).")
+    out.append("")
+    if ctx.get("library_build_type") == "debug":
+        out.append("Google Benchmark reports its own library as a debug build (Debian's "
+                   "libbenchmark); that concerns only its bookkeeping between timed "
+                   "iterations, not the measured code, which is built Release.")
+        out.append("")
+    relevant = {impl: v for impl, v in run.excluded.items()
+                if impl in run.schedules + run.peers}
+    if relevant:
+        out.append("Not timed, because one call takes seconds and a round makes 8 calls per "
+                   "benchmark (bench/exclusions.cpp):")
+        out.append("")
+        for impl, (shapes, reason) in relevant.items():
+            out.append(f"- {impl} on " + ", ".join(f"({s})" for s in shapes) + f": {reason}")
+        out.append("")
+    out.append("## Peaks")
+    out.append("")
+    for threads in run.thread_counts:
+        sgemm, bw = run.peak("sgemm", threads), run.peak("read_bandwidth", threads)
+        parts = []
+        if sgemm:
+            parts.append(f"sgemm 2048³ (OpenBLAS): **{sgemm.counter('GFLOPs'):.1f} GFLOP/s**")
+        if bw:
+            parts.append(f"read bandwidth (sum of 256 MiB): **{bw.counter('GBps'):.1f} GB/s**")
+        if parts:
+            out.append(f"- {threads} thread{'s' if threads > 1 else ''}: " + "; ".join(parts))
+    out.append("")
+    out.append("## Targets")
+    out.append("")
+    out.append(f"At {TARGET_THREADS} threads; computed from the tables below.")
+    out.append("")
+    target_lines, slowdowns = targets(run)
+    out.extend(target_lines)
+    if slowdowns:
+        out.append("")
+        out.append(autoscheduler_table(run, slowdowns))
+    out.append("")
+    out.append("## Sequence-length sweep")
+    out.append("")
+    out.append(f"![GFLOP/s against N at {TARGET_THREADS} threads](results_gflops.png)")
+    out.append("")
+    sweep_ids = ", ".join(f"({s}) N={n}" for s, n in sorted(run.sweep.items(),
+                                                             key=lambda kv: kv[1]))
+    out.append(f"Points: {sweep_ids}; (a) and (b) are the sweep's N = 512 and 2048.")
+    out.append("")
+    out.append("## Shapes")
+    out.append("")
+    for shape in run.shape_order:
+        out.append(f"### ({shape}) {run.shapes[shape]}")
+        out.append("")
+        out.append(shape_table(run, shape))
+        notes = []
+        for impl in run.schedules + run.peers:
+            if any(run.get(shape, impl, t) or ("attention", shape, impl, t) in run.errors
+                   for t in run.thread_counts):
+                continue
+            shapes, reason = run.excluded.get(impl, ([], ""))
+            if shape in shapes:
+                notes.append(f"{impl} is not timed on this shape: {reason}.")
+            else:
+                notes.append(f"{impl} has no kernel for this shape or was filtered out.")
+        for note in notes:
+            out.append("")
+            out.append(note)
+        out.append("")
+    failed = sorted(run.errors)
+    if failed:
+        out.append("## Failed benchmarks")
+        out.append("")
+        out.append("A kernel error or an output that differs from the fp64 reference, with the "
+                   "message of the first round where it failed:")
+        out.append("")
+        for key in failed:
+            messages = run.errors[key]
+            out.append(f"- {key[0]}/{key[1]}/{key[2]}/threads:{key[3]}, in {len(messages)} of "
+                       f"{len(run.paths)} rounds: {messages[0]}")
+        out.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("json", nargs="+", help="attention_bench --benchmark_out files, one "
+                        "per round")
+    parser.add_argument("--markdown", default=RESULTS_MD, help="output (default: %(default)s)")
+    parser.add_argument("--plot", default=PLOT_PNG, help="output (default: %(default)s)")
+    args = parser.parse_args()
+    run = Run(args.json)
+    if not run.results:
+        sys.exit("make_results: no benchmark results in " + ", ".join(args.json))
+    plot(run, args.plot)
+    write_markdown(run, args.markdown)
+    print(f"make_results: wrote {args.markdown} and {args.plot}")
+
+
+if __name__ == "__main__":
+    main()

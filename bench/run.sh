@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the bench preset, runs attention_bench in three rounds and writes bench/RESULTS.md and
+# bench/results_gflops.png from them. Arguments go to attention_bench after the defaults (e.g.
+# --benchmark_filter=...); ATTNGEN_BENCH_ROUNDS sets the number of rounds (default 3).
+#
+# Why rounds: each round reports the median of 7 repetitions of every benchmark, and
+# make_results.py takes the median of the rounds' medians. The rounds are minutes apart, so a
+# burst of load from another process moves one round's median of a benchmark, not the result;
+# 21 repetitions in a row would all fall into the same burst. Each repetition runs for at least
+# 0.2 s (Google Benchmark's default is 0.5 s): the shortest calls (a few ms) still repeat dozens
+# of times, and a round takes about ten minutes instead of twenty.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds="${ATTNGEN_BENCH_ROUNDS:-3}"
+./scripts/setup.sh --bench
+cmake --preset bench
+cmake --build --preset bench -j "$(nproc)"
+
+outputs=()
+status=0
+for round in $(seq 1 "$rounds"); do
+    out="build/bench/results-round${round}.json"
+    echo "bench: round ${round} of ${rounds} -> ${out}"
+    # attention_bench exits with 1 when a benchmark fails its check; the other benchmarks'
+    # results are still written, and RESULTS.md lists the failures.
+    build/bench/bench/attention_bench \
+        --benchmark_repetitions=7 --benchmark_report_aggregates_only=true \
+        --benchmark_min_time=0.2 \
+        --benchmark_out="${out}" --benchmark_out_format=json "$@" || status=$?
+    outputs+=("${out}")
+done
+
+/usr/bin/python3 bench/make_results.py "${outputs[@]}"
+exit "${status}"
