@@ -75,15 +75,18 @@ def load(paths):
         with open(path) as f:
             data = json.load(f)
         contexts.append(data["context"])
+        round_errors = {}  # A failing benchmark reports an error per repetition: keep one.
         for entry in data["benchmarks"]:
             key = parse_name(entry["run_name"])
             if entry.get("error_occurred"):
-                errors.setdefault(key, []).append(entry.get("error_message", ""))
+                round_errors.setdefault(key, entry.get("error_message", ""))
             elif entry.get("run_type") == "aggregate" and entry.get("aggregate_name") == "median":
                 medians.setdefault(key, []).append(entry)
             elif entry.get("run_type") == "iteration" and entry.get("repetitions", 1) == 1:
                 # A run with a single repetition has no aggregates; its one value is the median.
                 medians.setdefault(key, []).append(entry)
+        for key, message in round_errors.items():
+            errors.setdefault(key, []).append(message)
     results = {key: Result(rounds) for key, rounds in medians.items()}
     return contexts, results, errors
 
@@ -304,6 +307,9 @@ def write_markdown(run, path):
     out.append("")
     loads = ", ".join(f"{c.get('load_avg', ['?'])[0]:.2f}" if c.get("load_avg") else "?"
                       for c in run.contexts)
+    out.append(f"Binary: `{ctx.get('executable')}`; implementations: "
+               f"{', '.join(run.schedules)} (attngen schedules), {', '.join(run.peers)} (peers).")
+    out.append("")
     out.append(f"Machine: {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz "
                f"(host `{ctx.get('host_name')}`); rounds started {run.contexts[0].get('date')} "
                f"... {run.contexts[-1].get('date')}; 1-minute load average at the start of "

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the bench preset, runs attention_bench in three rounds and writes bench/RESULTS.md and
 # bench/results_gflops.png from them. Arguments go to attention_bench after the defaults (e.g.
-# --benchmark_filter=...); ATTNGEN_BENCH_ROUNDS sets the number of rounds (default 3).
+# --benchmark_filter=...); ATTNGEN_BENCH_ROUNDS sets the number of rounds (default 3), and
+# ATTNGEN_BENCH_AUTOSCHEDULED=OFF leaves out the autoscheduled baselines (ON by default, as in
+# the bench preset; they take minutes to compile).
 #
 # Why rounds: each round reports the median of 7 repetitions of every benchmark, and
 # make_results.py takes the median of the rounds' medians. The rounds are minutes apart, so a
@@ -13,8 +15,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds="${ATTNGEN_BENCH_ROUNDS:-3}"
+autoscheduled="${ATTNGEN_BENCH_AUTOSCHEDULED:-ON}"
 ./scripts/setup.sh --bench
-cmake --preset bench
+# Given every time, because the value stays in the build's cache otherwise.
+cmake --preset bench -DATTNGEN_BUILD_AUTOSCHEDULED="${autoscheduled}"
 cmake --build --preset bench -j "$(nproc)"
 
 outputs=()
