@@ -4,6 +4,7 @@
 #
 #   ./scripts/setup.sh           the build, the tests and the tools
 #   ./scripts/setup.sh --bench   also the benchmarks' peer libraries and plotting (bench/run.sh)
+#   ./scripts/setup.sh --aarch64 also the ARM64 cross compiler and qemu-user (test-aarch64.sh)
 set -euo pipefail
 
 packages=(
@@ -21,8 +22,13 @@ for arg in "$@"; do
             # bench/make_results.py. Google Benchmark (libbenchmark-dev) is in the list above.
             packages+=(libopenblas-dev libdnnl-dev libtorch-dev python3-matplotlib)
             ;;
+        --aarch64)
+            # The cross toolchain (with its binutils, for checking the generated code) and the
+            # user-mode emulator that runs the ARM64 tests.
+            packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
+            ;;
         *)
-            echo "usage: $0 [--bench]" >&2
+            echo "usage: $0 [--bench] [--aarch64]" >&2
             exit 2
             ;;
     esac

@@ -12,6 +12,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include "HalideRuntime.h"
 #include "attngen/attngen.h"
 
@@ -79,8 +84,9 @@ bool LimitIsValid() {
     return l.empty() || l == "avx512" || l == "avx2" || l == "sse41" || l == "armv8";
 }
 
-// The features a target string names, as GCC's CPU checks spell them (x86 only).
-bool CpuSupportsX86Target(const std::string &target) {
+// Whether this CPU has every feature a target string names, checked independently of Halide:
+// with GCC's CPU checks on x86, with the kernel's hardware capabilities on ARM64.
+bool CpuSupportsTarget(const std::string &target) {
     std::stringstream parts(target);
     std::string part;
     for (int index = 0; std::getline(parts, part, '-'); index++) {
@@ -96,6 +102,10 @@ bool CpuSupportsX86Target(const std::string &target) {
                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512dq");
         }
+#elif defined(__aarch64__)
+        const unsigned long hwcap = getauxval(AT_HWCAP);
+        if (part == "arm_dot_prod") ok = hwcap & HWCAP_ASIMDDP;
+        if (part == "arm_fp16") ok = (hwcap & HWCAP_FPHP) && (hwcap & HWCAP_ASIMDHP);
 #endif
         if (!ok) return false;
     }
@@ -105,8 +115,10 @@ bool CpuSupportsX86Target(const std::string &target) {
 bool AllowedByLimit(const std::string &target) {
     const std::string limit = Limit();
     if (limit == "avx2") return target.find("avx512") == std::string::npos;
-    if (limit == "sse41")
+    if (limit == "sse41") {
         return target.find("avx") == std::string::npos && target.find("fma") == std::string::npos;
+    }
+    if (limit == "armv8") return target.find("arm_") == std::string::npos;
     return true;
 }
 
@@ -135,7 +147,7 @@ TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
     std::stringstream list(kernel.targets);
     std::string target, expected;
     while (std::getline(list, target, ',') && expected.empty()) {
-        if (target == "host" || (CpuSupportsX86Target(target) && AllowedByLimit(target))) {
+        if (target == "host" || (CpuSupportsTarget(target) && AllowedByLimit(target))) {
             expected = target;
         }
     }
