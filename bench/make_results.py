@@ -323,8 +323,9 @@ def write_markdown(run, path):
                "time of the timed loop: the cores the implementation kept busy, spinning idle "
                "workers included; well below the thread count it means the implementation left "
                "a core idle, or that another process took it. Fractions are of the peaks below, measured in the same "
-               "process with the same thread count (median of 5 runs, taken when the first "
-               "benchmark of that thread count started).")
+               "process with the same thread count (the best of 5 runs, taken when the first "
+               "benchmark of that thread count started); the peak lines below are the medians "
+               "of the peak benchmarks themselves.")
     out.append("")
     if ctx.get("library_build_type") == "debug":
         out.append("Google Benchmark reports its own library as a debug build (Debian's "

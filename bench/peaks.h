@@ -18,8 +18,8 @@ double sgemm_peak_flops_per_call();
 float run_read_bandwidth_once(int threads);
 double read_bandwidth_bytes_per_call();
 
-// The median rate of five runs after a warm-up, in FLOP/s and byte/s. Measured on the first
-// call for each thread count and cached.
+// The best rate of five runs after a warm-up, in FLOP/s and byte/s. Measured on the first call
+// for each thread count and cached.
 double sgemm_peak_flops(int threads);
 double read_bandwidth_bytes_per_second(int threads);
 
