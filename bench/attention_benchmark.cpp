@@ -2,7 +2,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <exception>
 #include <memory>
 #include <string>
@@ -71,8 +70,7 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     Computation &computation = *last.computation;
 
     settle_before_timing(impl.runtimes);
-    const double cpu_start = process_cpu_seconds();
-    const auto real_start = std::chrono::steady_clock::now();
+    const CpuUsage usage;
     std::string error;
     try {
         for (auto _ : state) {
@@ -82,15 +80,14 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     } catch (const std::exception &e) {
         error = std::string("exception: ") + e.what();
     }
-    const std::chrono::duration<double> real = std::chrono::steady_clock::now() - real_start;
-    const double cpu_util = (process_cpu_seconds() - cpu_start) / real.count();
+    const CpuUsage::Cores cores = usage.since_start();
     note_runtime_used(impl.runtimes);
     if (!error.empty()) {
         fail_benchmark(state, error);
         return;
     }
     state.SetLabel(computation.label());
-    set_attention_counters(state, shape, peak, bandwidth, cpu_util);
+    set_attention_counters(state, shape, peak, bandwidth, cores);
 }
 
 }  // namespace

@@ -7,19 +7,21 @@
 //   cpu_util   CPU time of the whole process / real time over the timed loop: the number of
 //              cores kept busy, which shows whether an implementation used the threads it was
 //              given (spinning idle workers count as busy)
+//   other_load the cores that other processes took meanwhile (cpu_usage.h)
 #pragma once
 
 #include <benchmark/benchmark.h>
 
+#include "cpu_usage.h"
 #include "shapes.h"
 
 namespace attngen::bench {
 
 void set_attention_counters(benchmark::State &state, const BenchShape &shape,
                             double peak_flops_per_second, double bandwidth_bytes_per_second,
-                            double cpu_util);
+                            const CpuUsage::Cores &cores);
 
-// CPU time consumed by all threads of the process so far, in seconds.
-double process_cpu_seconds();
+// Only the CPU usage counters, for the peak benchmarks.
+void set_cpu_usage_counters(benchmark::State &state, const CpuUsage::Cores &cores);
 
 }  // namespace attngen::bench

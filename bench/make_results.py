@@ -36,14 +36,23 @@ AUTOSCHEDULERS = ("Adams2019", "Li2018", "Mullapudi2016")
 FUSED = "cpu_fused"
 # The targets are stated for the machine's two threads.
 TARGET_THREADS = 2
+# A round of a benchmark is clean when other processes took at most this many cores beyond the
+# ones the benchmark leaves free (the other_load counter, bench/cpu_usage.h).
+OTHER_LOAD_TOLERANCE = 0.25
 
 
 class Result:
-    """The combined medians of one benchmark over the rounds."""
+    """The combined medians of one benchmark over its clean rounds (all rounds when none is
+    clean)."""
 
-    def __init__(self, rounds):
-        self.rounds = rounds  # One dict of the JSON "median" entry per round.
-        times = [r["real_time"] * _to_ms(r["time_unit"]) for r in rounds]
+    def __init__(self, rounds, threads, cpus):
+        self.all_rounds = rounds  # One dict of the JSON "median" entry per round.
+        free_cores = max(0, cpus - threads)
+        clean = [r for r in rounds
+                 if r.get("other_load", 0.0) <= free_cores + OTHER_LOAD_TOLERANCE]
+        self.clean_rounds = len(clean)
+        self.rounds = clean or rounds
+        times = [r["real_time"] * _to_ms(r["time_unit"]) for r in self.rounds]
         self.time_ms = statistics.median(times)
         # Spread of the round medians relative to their median: how repeatable the number is.
         self.spread = (max(times) - min(times)) / self.time_ms if self.time_ms > 0 else 0.0
@@ -87,7 +96,8 @@ def load(paths):
                 medians.setdefault(key, []).append(entry)
         for key, message in round_errors.items():
             errors.setdefault(key, []).append(message)
-    results = {key: Result(rounds) for key, rounds in medians.items()}
+    cpus = contexts[0].get("num_cpus", 1)
+    results = {key: Result(rounds, key[3], cpus) for key, rounds in medians.items()}
     return contexts, results, errors
 
 
@@ -167,8 +177,8 @@ def shape_table(run, shape):
     rate_header = "KV GB/s | bw_frac" if decode else "GFLOP/s | peak_frac"
     lines = [
         f"| implementation | threads | median ms | {rate_header} | x fastest peer | "
-        "cores busy | round spread | kernel / primitives |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "cores busy | clean rounds | round spread | kernel / primitives |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for threads in run.thread_counts:
         peer_name, peer = run.fastest_peer(shape, threads)
@@ -177,7 +187,7 @@ def shape_table(run, shape):
             key = ("attention", shape, impl, threads)
             if result is None:
                 if key in run.errors:
-                    lines.append(f"| {impl} | {threads} | failed (see below) | | | | | | |")
+                    lines.append(f"| {impl} | {threads} | failed (see below) | | | | | | | |")
                 continue
             if decode:
                 rate, frac = result.counter("KV_GBps"), result.counter("bw_frac")
@@ -187,8 +197,16 @@ def shape_table(run, shape):
             lines.append(
                 f"| {impl} | {threads} | {fmt_ms(result.time_ms)} | {fmt(rate, 1)} | "
                 f"{fmt(frac)} | {fmt(ratio)} | {fmt(result.counter('cpu_util'), 1)} | "
-                f"{result.spread * 100:.1f}% | {result.label} |")
+                f"{clean_rounds(result)} | {result.spread * 100:.1f}% | {result.label} |")
     return "\n".join(lines)
+
+
+def clean_rounds(result):
+    """'3/3', or a warning when no round was clean and all of them were used."""
+    total = len(result.all_rounds)
+    if result.clean_rounds == 0:
+        return f"**0/{total}**"
+    return f"{result.clean_rounds}/{total}"
 
 
 def targets(run):
@@ -196,35 +214,38 @@ def targets(run):
     t = TARGET_THREADS
     lines = []
 
-    def verdict(value, threshold):
+    def verdict(value, threshold, *results):
         if value is None:
             return "no data"
-        return "**met**" if value >= threshold else "**missed**"
+        text = "**met**" if value >= threshold else "**missed**"
+        if any(r is not None and r.clean_rounds == 0 for r in results):
+            text += " (from disturbed rounds only, see the tables)"
+        return text
 
     def fused_over_peer(shape):
         fused = run.get(shape, FUSED, t)
         peer_name, peer = run.fastest_peer(shape, t)
         if fused is None or peer is None:
-            return None, "no data"
+            return None, "no data", (fused, peer)
         ratio = peer.time_ms / fused.time_ms
         return ratio, (f"{FUSED} {fmt_ms(fused.time_ms)} ms vs {peer_name} "
-                       f"{fmt_ms(peer.time_ms)} ms")
+                       f"{fmt_ms(peer.time_ms)} ms"), (fused, peer)
 
     for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
-        ratio, detail = fused_over_peer(shape)
+        ratio, detail, results = fused_over_peer(shape)
         lines.append(f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
-                     f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold)}")
+                     f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold, *results)}")
 
     fused_c = run.get("c", FUSED, t)
     frac = fused_c.counter("peak_frac") if fused_c else None
     lines.append(f"- (c) {FUSED} fraction of the sgemm peak >= 0.85: {fmt(frac)} "
-                 f"— {verdict(frac, 0.85)}")
+                 f"— {verdict(frac, 0.85, fused_c)}")
 
     fused_e = run.get("e", FUSED, t)
     bw = fused_e.counter("bw_frac") if fused_e else None
     gbps = fused_e.counter("KV_GBps") if fused_e else None
     lines.append(f"- (e) decode, {FUSED} fraction of the read bandwidth >= 0.85: {fmt(bw)} "
-                 f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85)}")
+                 f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85, fused_e)}")
 
     autos = [a for a in AUTOSCHEDULERS if a in run.schedules]
     if not autos:
@@ -315,9 +336,14 @@ def write_markdown(run, path):
                f"... {run.contexts[-1].get('date')}; 1-minute load average at the start of "
                f"each round: {loads}.")
     out.append("")
-    out.append(f"Each number is the median over {len(run.paths)} rounds of the median of "
-               f"{run.repetitions()} repetitions (real time). *round spread* is "
-               "(slowest - fastest round median) / median. *x fastest peer* is the fastest "
+    out.append(f"Each number is the median over the clean rounds (of {len(run.paths)}) of the "
+               f"median of {run.repetitions()} repetitions (real time). A round of a benchmark "
+               "is clean when other processes took at most "
+               f"{OTHER_LOAD_TOLERANCE} of a core beyond the cores the benchmark leaves free "
+               "during its timed loop (the *other_load* counter, from /proc/stat); *clean "
+               "rounds* counts them, and **0/3** marks a benchmark that no round measured on a "
+               "quiet machine, whose number is then the median of all rounds. *round spread* is "
+               "(slowest - fastest round median) / median over the rounds used. *x fastest peer* is the fastest "
                "peer's time divided by this row's time, at the same thread count (above 1: "
                "faster than every peer). *cores busy* is the process's CPU time over the real "
                "time of the timed loop: the cores the implementation kept busy, spinning idle "

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "counters.h"
 #include "peaks.h"
 #include "thread_runtimes.h"
 
@@ -14,7 +15,9 @@ namespace {
 void sgemm_peak(benchmark::State &state, int threads) {
     run_sgemm_peak_once(threads);  // Warm-up: buffers and OpenBLAS's threads.
     settle_before_timing(kOpenBlasThreads);
+    const CpuUsage usage;
     for (auto _ : state) run_sgemm_peak_once(threads);
+    set_cpu_usage_counters(state, usage.since_start());
     state.counters["GFLOPs"] = benchmark::Counter(sgemm_peak_flops_per_call() / 1e9,
                                                   benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -22,7 +25,9 @@ void sgemm_peak(benchmark::State &state, int threads) {
 void read_bandwidth(benchmark::State &state, int threads) {
     run_read_bandwidth_once(threads);  // Warm-up: maps the array's pages.
     settle_before_timing(kOpenMpThreads);
+    const CpuUsage usage;
     for (auto _ : state) benchmark::DoNotOptimize(run_read_bandwidth_once(threads));
+    set_cpu_usage_counters(state, usage.since_start());
     state.counters["GBps"] = benchmark::Counter(read_bandwidth_bytes_per_call() / 1e9,
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
