@@ -285,17 +285,25 @@ def autoscheduler_table(run, slowdowns):
 
 def plot(run, path):
     points = sorted(run.sweep.items(), key=lambda kv: kv[1])
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(9.5, 5))
+    any_disturbed = False
     for impl in run.schedules + run.peers:
-        xs, ys = [], []
+        xs, ys, disturbed = [], [], []
         for shape, n in points:
             result = run.get(shape, impl, TARGET_THREADS)
             if result is not None:
                 xs.append(n)
                 ys.append(result.counter("GFLOPs"))
+                disturbed.append(result.clean_rounds == 0)
         if xs:
             style = "--" if impl in run.peers else "-"
-            ax.plot(xs, ys, style, marker="o", label=impl)
+            line, = ax.plot(xs, ys, style, marker="o", label=impl)
+            # Points without a clean round: hollow, on top of the filled marker.
+            bad = [(x, y) for x, y, d in zip(xs, ys, disturbed) if d]
+            if bad:
+                any_disturbed = True
+                ax.plot([x for x, _ in bad], [y for _, y in bad], "o", markersize=9,
+                        markerfacecolor="white", markeredgecolor=line.get_color())
     peak = run.peak("sgemm", TARGET_THREADS)
     if peak is not None:
         ax.axhline(peak.counter("GFLOPs"), color="gray", linestyle=":",
@@ -305,10 +313,13 @@ def plot(run, path):
     ax.set_xticklabels([str(n) for _, n in points])
     ax.set_xlabel("sequence length N (self-attention, B1 H8 d64, non-causal)")
     ax.set_ylabel("GFLOP/s (4 N² H d / time)")
-    ax.set_title(f"attention, {TARGET_THREADS} threads: attngen schedules (solid) and peers "
-                 "(dashed)")
+    title = (f"attention, {TARGET_THREADS} threads: attngen schedules (solid) and peers "
+             "(dashed)")
+    if any_disturbed:
+        title += "\nhollow: no round on a quiet machine"
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
