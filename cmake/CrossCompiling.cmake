@@ -19,13 +19,18 @@ endfunction()
 
 if (CMAKE_CROSSCOMPILING)
     attngen_header_only(CLI11::CLI11 CLI)
+endif ()
 
-    # Generators run on the build machine: a cross build imports those of a native build
-    # through the package that add_halide_generator exports there.
+# Generators run on the build machine: a cross build imports those of a native build through the
+# package that add_halide_generator exports there, and a native build may do the same (to compile
+# other kernels without building the generators again). Imported here, at the top, so that every
+# directory sees them.
+if (CMAKE_CROSSCOMPILING OR attngen-halide_generators_ROOT)
     find_package(attngen-halide_generators CONFIG QUIET)
     if (NOT attngen-halide_generators_FOUND)
-        message(FATAL_ERROR "Cross-compiling needs the generators of a native build: configure "
-                "with -Dattngen-halide_generators_ROOT=<native build dir>/cmake "
+        message(FATAL_ERROR "Cross-compiling (or attngen-halide_generators_ROOT) needs the "
+                "generators of a native build: configure with "
+                "-Dattngen-halide_generators_ROOT=<native build dir>/cmake "
                 "(see scripts/test-aarch64.sh)")
     endif ()
 endif ()

@@ -23,7 +23,7 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     // selects a schedule's decode path.
     GeneratorParam<int> max_queries{"max_queries", 0};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> q{"q"};
@@ -72,7 +72,7 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->attention(funcs_, probs != nullptr, make_context(get_target(), max_queries, tuning));
+            s->attention(funcs_, probs != nullptr, make_context(get_target(), max_queries, tuning, causal));
         }
     }
 

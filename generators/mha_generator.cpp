@@ -22,7 +22,7 @@ class MhaGenerator : public Generator<MhaGenerator> {
     GeneratorParam<int> d_k{"d_k", 0};
     GeneratorParam<int> d_v{"d_v", 0};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 3>> x{"x"};
@@ -71,7 +71,7 @@ class MhaGenerator : public Generator<MhaGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->mha(funcs_, make_context(get_target(), 0, tuning));
+            s->mha(funcs_, make_context(get_target(), 0, tuning, causal));
         }
     }
 

@@ -11,7 +11,7 @@ using namespace Halide;
 class ProjectionGenerator : public Generator<ProjectionGenerator> {
   public:
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 3>> x{"x"};

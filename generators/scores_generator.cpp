@@ -15,7 +15,7 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
   public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> q{"q"};
@@ -50,7 +50,7 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->scores(funcs_, mask_, make_context(get_target(), 0, tuning));
+            s->scores(funcs_, mask_, make_context(get_target(), 0, tuning, causal));
         }
     }
 

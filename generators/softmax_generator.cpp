@@ -14,7 +14,7 @@ class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
   public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> scores{"scores"};
@@ -43,7 +43,7 @@ class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->softmax(funcs_, mask_, make_context(get_target(), 0, tuning));
+            s->softmax(funcs_, mask_, make_context(get_target(), 0, tuning, causal));
         }
     }
 

@@ -27,10 +27,11 @@ inline Halide::Expr param_or(int param, const Halide::Expr &runtime_value) {
 // The context a schedule sees: the target, the shape bucket (max_queries, 0 = any) and the
 // tuned parameter values ("name=value,...").
 inline schedules::Context make_context(const Halide::Target &target, int max_queries,
-                                       const std::string &tuning) {
+                                       const std::string &tuning, bool causal = false) {
     schedules::Context ctx;
     ctx.target = target;
     ctx.max_queries = max_queries;
+    ctx.causal = causal;
     ctx.params = schedules::parse_params(tuning);
     return ctx;
 }

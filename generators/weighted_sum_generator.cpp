@@ -15,7 +15,7 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
   public:
     GeneratorParam<bool> causal{"causal", false};
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name=value,...", empty for its defaults.
+    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
 
     Input<Buffer<float, 4>> p{"p"};
@@ -47,7 +47,7 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->weighted_sum(funcs_, mask_, make_context(get_target(), 0, tuning));
+            s->weighted_sum(funcs_, mask_, make_context(get_target(), 0, tuning, causal));
         }
     }
 

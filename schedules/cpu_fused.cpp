@@ -35,6 +35,7 @@ struct FusedParams {
     static std::vector<std::string> names() {
         return {"query_vectors", "key_tile", "value_tile", "decode_key_chunk"};
     }
+    FusedParams() = default;
     explicit FusedParams(const Context &ctx) {
         ctx.check_params(names());
         query_vectors = ctx.param("query_vectors", query_vectors);
@@ -154,44 +155,43 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
 }
 
 // The decode path, for one to a few queries against many keys. Vectorizing across queries would
-// leave most lanes empty, so the work is organized around the keys: the scores of all keys are
-// computed in parallel chunks (vectorized along the head dimension and reduced across lanes at
-// the end), and the weighted sum over keys is split into chunks that threads compute in
-// parallel and whose partial sums are added at the end. All chunks share the row maximum, so
-// the partial sums add without rescaling.
+// leave most lanes empty, so the work is organized around the keys, in three passes over all
+// heads, each one parallel loop: the scores of every head in chunks of keys (vectorized along
+// the head dimension, the lanes of each key added across at the end); the row statistics; and
+// the weighted sum in chunks of keys whose partial sums are added at the end. All chunks of a
+// row share its maximum, so the partial sums add without rescaling. One parallel loop per pass,
+// rather than one per head, keeps both threads streaming keys and values without a barrier per
+// head, and splitting keys into chunks lets several threads share one head.
 void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
                      const FusedParams &p) {
     const auto &v = algorithm::dims();
     const int vec = ctx.vector_width();
-    // Heads and batch elements stay separate loops: a fused loop would hide from bounds
-    // inference that each task touches one head.
-    const Var &hb = v.h;
-    Var u("u"), c("c"), jo("jo"), ji("ji");
+    Var u("u"), c("c"), jo("jo"), ji("ji"), jt("jt"), jl("jl");
 
     Func out = f.out;
     out.reorder(v.e, v.i, v.h, v.b).parallel(v.b).parallel(v.h).vectorize(v.e, vec, kGuard);
     Func lse = f.lse;
     lse.parallel(v.b).parallel(v.h);
-    lse.compute_with(out, hb);
+    lse.compute_with(out, v.h);
     if (with_probs) {
         Func probs = f.probs;
         probs.reorder(v.j, v.i, v.h, v.b).parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
-        probs.compute_with(out, hb);
+        probs.compute_with(out, v.h);
     }
 
-    // Scores: q k over the head dimension, vectorized along it. rfactor keeps one vector of
-    // partial sums per key (lanes), four keys at a time so that four FMA chains interleave;
-    // the lanes of each key are then added across.
+    // Scores of every head, in parallel chunks of keys. rfactor keeps one vector of partial
+    // sums per key (lanes); four keys at a time give four independent FMA chains.
     Func dot = f.scores.dot;
-    dot.compute_at(out, hb).vectorize(v.j, vec, kGuard);
+    dot.compute_root().vectorize(v.j, vec, kGuard);
     Halide::RVar d_outer("d_outer"), d_lane("d_lane");
-    Var jt("jt"), jl("jl");
     Func lanes = dot.update().split(f.scores.d, d_outer, d_lane, vec, kGuard).rfactor(d_lane, u);
     dot.update()
         .split(v.j, jo, ji, p.decode_key_chunk, kGuard)
         .split(ji, jt, jl, 4, kGuard)
-        .reorder(d_lane, jl, jt, v.i, jo)
+        .reorder(d_lane, jl, jt, v.i, jo, v.h, v.b)
         .parallel(jo)
+        .parallel(v.h)
+        .parallel(v.b)
         .atomic()
         .vectorize(d_lane)
         .unroll(jl);
@@ -199,35 +199,75 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         v.j, 4, kGuard);
     lanes.update().reorder(u, v.j, d_outer).vectorize(u).unroll(v.j, 4, kGuard);
 
+    // Row statistics and weights: Nk values per row, a small fraction of the keys' bytes.
     auto &sm = f.softmax;
-    sm.row_max.compute_at(out, hb);
-    sm.weights.compute_at(out, hb).vectorize(v.j, vec, kGuard);
-    sm.row_sum.compute_at(out, hb);
+    sm.row_max.compute_root().parallel(v.h);
+    sm.row_max.update(0).parallel(v.h);
+    sm.weights.compute_root().parallel(v.h).vectorize(v.j, vec, kGuard);
+    sm.row_sum.compute_root().parallel(v.h);
+    sm.row_sum.update(0).parallel(v.h);
 
-    // The weighted sum in key chunks, one parallel task each, then the chunks' sum.
+    // The weighted sum of every head in parallel chunks of keys, then each row's chunks added.
+    // Eight vectors of value features (a whole row at d_v = 128 with AVX-512) stay in
+    // registers through a chunk, so each value row streams from memory once.
     Func acc = f.weighted_sum.acc;
-    acc.compute_at(out, hb).vectorize(v.e, vec, kGuard);
+    acc.compute_at(out, v.h).vectorize(v.e, vec, kGuard);
     Halide::RVar key_chunk("key_chunk"), key_in_chunk("key_in_chunk");
     Func chunks =
         acc.update(0)
             .split(f.weighted_sum.keys, key_chunk, key_in_chunk, p.decode_key_chunk, kGuard)
             .rfactor(key_chunk, c);
-    // Eight vectors of value features (a whole row at d_v = 128 with AVX-512) per pass over a
-    // chunk's keys stay in registers, so each value row streams from memory once.
     Var et("et"), el("el"), eu("eu");
-    chunks.compute_at(out, hb).reorder(v.e, v.i, c).parallel(c).vectorize(v.e, vec, kGuard);
+    chunks.compute_root().reorder(v.e, v.i, c, v.h, v.b).vectorize(v.e, vec, kGuard);
     chunks.update()
         .split(v.e, et, el, 8 * vec, kGuard)
         .split(el, eu, el, vec, kGuard)
-        .reorder(el, eu, key_in_chunk, et, v.i, c)
+        .reorder(el, eu, key_in_chunk, et, v.i, c, v.h, v.b)
         .parallel(c)
+        .parallel(v.h)
+        .parallel(v.b)
         .vectorize(el)
         .unroll(eu);
     acc.update(0).vectorize(v.e, vec, kGuard);
     if (f.causal) acc.update(1).vectorize(v.e, vec, kGuard);
 }
 
+// Up to this many queries the decode path wins: the block path would fill at most a quarter of
+// the lanes of one block.
+constexpr int kDecodeQueries = 8;
+
+bool uses_decode_path(const Context &ctx) {
+    return ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries;
+}
+
 }  // namespace
+
+SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
+    const FusedParams d;
+    SearchSpace space;
+    if (uses_decode_path(ctx)) {
+        space.params = {
+            {"decode_key_chunk", {256, 512, 1024, 2048, 4096, 8192}, d.decode_key_chunk}};
+        return space;
+    }
+    space.params = {{"query_vectors", {1, 2, 3, 4}, d.query_vectors},
+                    {"key_tile", {2, 3, 4, 5, 6, 7, 8, 10, 12}, d.key_tile},
+                    {"value_tile", {4, 6, 8, 10, 12, 16}, d.value_tile}};
+    space.constraint = [](const std::map<std::string, int> &p, const Context &c) -> std::string {
+        const int regs = vector_registers(c.target);
+        const int qv = p.at("query_vectors");
+        // A register tile needs its accumulators, the query (or weight) vectors of one step and
+        // a broadcast register.
+        if (qv * p.at("key_tile") + qv + 1 > regs) return "Q K^T tile exceeds the registers";
+        if (qv * p.at("value_tile") + qv + 1 > regs) return "P V tile exceeds the registers";
+        if (c.causal && algorithm::kCausalGroup % (qv * c.vector_width()) != 0) {
+            return "a block must divide the causal group of " +
+                   std::to_string(algorithm::kCausalGroup) + " queries";
+        }
+        return "";
+    };
+    return space;
+}
 
 // A stage alone has nothing to fuse with: the stage kernels use cpu_tiled's schedules.
 void CpuFused::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
@@ -248,10 +288,7 @@ void CpuFused::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask m
 
 void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
     const FusedParams p(ctx);
-    // Up to this many queries the decode path wins: the block path would fill at most a
-    // quarter of the lanes of one block.
-    constexpr int kDecodeQueries = 8;
-    if (ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries) {
+    if (uses_decode_path(ctx)) {
         schedule_decode(f, with_probs, ctx, p);
     } else {
         schedule_blocks(f, with_probs, ctx, p);

@@ -27,6 +27,7 @@ struct TiledParams {
         return {"out_vectors", "gemm_rows", "block_rows",  "out_block",
                 "chunk",       "rows",      "lane_vectors"};
     }
+    TiledParams() = default;
     explicit TiledParams(const Context &ctx) {
         ctx.check_params(names());
         gemm.out_vectors = ctx.param("out_vectors", gemm.out_vectors);
@@ -181,6 +182,23 @@ void CpuTiled::attention(algorithm::AttentionFuncs &f, bool with_probs, const Co
         sm.row_max.update(1).atomic().vectorize(sm.max_band, vec, kGuard);
         sm.row_sum.update(1).atomic().vectorize(sm.sum_band, vec, kGuard);
     }
+}
+
+SearchSpace CpuTiled::attention_search_space(const Context &) const {
+    // The composed attention reads rows and lane_vectors (the GEMM parameters concern the
+    // projections of mha).
+    const TiledParams d;
+    SearchSpace space;
+    space.params = {{"rows", {2, 4, 6, 8, 10, 12}, d.rows},
+                    {"lane_vectors", {1, 2, 3, 4}, d.lane_vectors}};
+    space.constraint = [](const std::map<std::string, int> &p, const Context &c) -> std::string {
+        if (p.at("rows") * p.at("lane_vectors") + p.at("lane_vectors") + 1 >
+            vector_registers(c.target)) {
+            return "register tile exceeds the registers";
+        }
+        return "";
+    };
+    return space;
 }
 
 void CpuTiled::mha(algorithm::MhaFuncs &f, const Context &ctx) const {

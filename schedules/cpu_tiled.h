@@ -21,6 +21,7 @@ class CpuTiled final : public Schedule {
     void attention(algorithm::AttentionFuncs &f, bool with_probs,
                    const Context &ctx) const override;
     void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
+    SearchSpace attention_search_space(const Context &ctx) const override;
 };
 
 }  // namespace attngen::schedules

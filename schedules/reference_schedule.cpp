@@ -1,4 +1,4 @@
-#include "reference.h"
+#include "reference_schedule.h"
 
 namespace attngen::schedules {
 

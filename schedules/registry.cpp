@@ -5,7 +5,7 @@
 #include "cpu_basic.h"
 #include "cpu_fused.h"
 #include "cpu_tiled.h"
-#include "reference.h"
+#include "reference_schedule.h"
 #include "schedule.h"
 
 namespace attngen::schedules {
@@ -73,6 +73,34 @@ void Context::check_params(const std::vector<std::string> &known) const {
     }
 }
 
+std::string format_params(const std::map<std::string, int> &params) {
+    std::string text;
+    for (const auto &[name, value] : params) {
+        text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    }
+    return text;
+}
+
+std::map<std::string, int> SearchSpace::defaults() const {
+    std::map<std::string, int> values;
+    for (const auto &p : params) values[p.name] = p.fallback;
+    return values;
+}
+
+std::string SearchSpace::check(const std::map<std::string, int> &values, const Context &ctx) const {
+    std::map<std::string, int> full = defaults();
+    for (const auto &[name, value] : values) {
+        if (full.count(name) == 0) return "unknown parameter '" + name + "'";
+        full[name] = value;
+    }
+    return constraint ? constraint(full, ctx) : "";
+}
+
+int vector_registers(const Halide::Target &target) {
+    if (target.arch == Halide::Target::ARM) return 32;
+    return target.has_feature(Halide::Target::AVX512) ? 32 : 16;
+}
+
 std::map<std::string, int> parse_params(const std::string &text) {
     std::map<std::string, int> params;
     std::size_t start = 0;
@@ -80,13 +108,16 @@ std::map<std::string, int> parse_params(const std::string &text) {
         std::size_t end = text.find(',', start);
         if (end == std::string::npos) end = text.size();
         const std::string item = text.substr(start, end - start);
-        const std::size_t eq = item.find('=');
+        // name=value, or name:value (the form generator arguments carry, as they are name=value
+        // themselves).
+        std::size_t eq = item.find('=');
+        if (eq == std::string::npos) eq = item.find(':');
         const char *digits = eq == std::string::npos ? nullptr : item.c_str() + eq + 1;
         char *rest = nullptr;
         const long value = digits == nullptr ? 0 : std::strtol(digits, &rest, 10);
         if (digits == nullptr || eq == 0 || rest == digits || *rest != '\0') {
             fail("malformed schedule parameter '" + item + "' in '" + text +
-                 "' (expected name=integer)");
+                 "' (expected name=integer or name:integer)");
         }
         params[item.substr(0, eq)] = static_cast<int>(value);
         start = end + 1;

@@ -6,6 +6,7 @@
 // "schedule"), so adding a schedule means adding a class and one line in registry.cpp.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct Context {
     // small value (a decode step) lets a schedule organize the work around the keys.
     int max_queries = 0;
 
+    // Whether the kernel applies a causal mask (its search space may differ).
+    bool causal = false;
+
     // Parameter values that override a schedule's defaults, by name (see each schedule's
     // params). Unknown names are an error, so that a typo in a tuning file cannot pass
     // silently.
@@ -45,9 +49,35 @@ struct Context {
     void check_params(const std::vector<std::string> &known) const;
 };
 
-// Parses "name=value,name=value" (the generator parameter "tuning") into a map; an empty
+// Parses "name=value,name:value" (the generator parameter "tuning") into a map; an empty
 // string gives an empty map. Malformed text is a Halide user error naming it.
 std::map<std::string, int> parse_params(const std::string &text);
+
+// The inverse of parse_params, names in order: "key_tile=6,query_vectors=2".
+std::string format_params(const std::map<std::string, int> &params);
+
+// What the autotuner may vary in a schedule: each parameter with the values worth trying, and a
+// constraint that rejects combinations the schedule cannot use well (more accumulators than the
+// target has registers, blocks that break the causal grouping, ...).
+struct TunableParam {
+    std::string name;
+    std::vector<int> values;  // Increasing; includes the schedule's default.
+    int fallback = 0;         // The schedule's default value.
+};
+
+struct SearchSpace {
+    std::vector<TunableParam> params;
+    // Empty when the combination is valid for this context, else the reason it is not.
+    std::function<std::string(const std::map<std::string, int> &, const Context &)> constraint;
+
+    // The defaults of every parameter.
+    std::map<std::string, int> defaults() const;
+    // Fills parameters missing from `values` with their defaults and checks the constraint.
+    std::string check(const std::map<std::string, int> &values, const Context &ctx) const;
+};
+
+// Vector registers of the target's SIMD unit: 32 for AVX-512 and NEON, 16 for AVX2 and SSE.
+int vector_registers(const Halide::Target &target);
 
 class Schedule {
   public:
@@ -67,6 +97,13 @@ class Schedule {
     virtual void attention(algorithm::AttentionFuncs &f, bool with_probs,
                            const Context &ctx) const = 0;
     virtual void mha(algorithm::MhaFuncs &f, const Context &ctx) const = 0;
+
+    // The parameters of the composed attention that the autotuner may vary for this context
+    // (its target and shape bucket); empty for a schedule without parameters.
+    virtual SearchSpace attention_search_space(const Context &ctx) const {
+        (void)ctx;
+        return {};
+    }
 };
 
 // The schedule with this name, or nullptr.

@@ -21,6 +21,16 @@ int specialization(const KernelEntry &k) {
     return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0) + (k.max_queries > 0);
 }
 
+// Between two kernels that both match a call: the one specialized to more of its properties,
+// then the one for the fewest queries (a decode kernel over a short-run one), then a tuned one.
+bool better(const KernelEntry &a, const KernelEntry &b) {
+    if (specialization(a) != specialization(b)) return specialization(a) > specialization(b);
+    if (a.max_queries != b.max_queries && a.max_queries > 0 && b.max_queries > 0) {
+        return a.max_queries < b.max_queries;
+    }
+    return a.tuning[0] != '\0' && b.tuning[0] == '\0';
+}
+
 const char *op_name(Op op) {
     return op == Op::attention ? "attention" : "mha";
 }
@@ -54,7 +64,7 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
             (k.max_queries > 0 && request.queries > k.max_queries)) {
             continue;
         }
-        if (best == nullptr || specialization(k) > specialization(*best)) best = &k;
+        if (best == nullptr || better(k, *best)) best = &k;
     }
     if (best != nullptr) {
         *kernel = best;

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# attngen tune end to end: a few seconds of tuning on tiny shapes write a database; a build of
+# attngen reads it and compiles the tuned kernels; those kernels pass the correctness list.
+#   tuner_end_to_end.sh <attngen> <source dir> <native build dir> <target>
+set -euo pipefail
+attngen="$1"
+source_dir="$2"
+native_build="$3"
+target="$4"
+work=$(mktemp -d)
+trap '[ "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
+
+# Two buckets: a grouped-query one with head dim 24, and causal decode steps.
+"$attngen" tune --shapes "h=4,kv=2,nq=256,d=24" "h=8,nq=1,nk=4096,d=24,causal" --budget 24 \
+    --no-autoschedulers --runs 5 --target "$target" --out "$work/tuning.json" > "$work/tune.log"
+cat "$work/tune.log"
+grep -q '"format": "attngen-tuning/1"' "$work/tuning.json"
+"$attngen" tune --report "$work/tuning.json"
+
+# A build that compiles cpu_fused's generic kernels and the database's; the generators come from
+# the native build.
+cmake -S "$source_dir" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DATTNGEN_TARGETS="$target" -DATTNGEN_KERNEL_SET=minimal \
+    -DATTNGEN_TUNING_FILE="$work/tuning.json" -DATTNGEN_BUILD_TOOLS=OFF \
+    -Dattngen-halide_generators_ROOT="$native_build/cmake" > "$work/configure.log"
+cmake --build "$work/build" --target runtime_test > "$work/build.log"
+
+# The tuned kernels are in the registry (their names end in _t<hash of the parameters>_<schedule>)
+# and each passes KernelTest: selected for matching calls, out, lse and probs against fp64.
+tests=$("$work/build/tests/runtime_test" --gtest_list_tests --gtest_filter='Compiled/*')
+echo "$tests" | grep -E '_t[0-9a-f]{6}_cpu_' || { echo "no tuned kernel in the build" >&2; exit 1; }
+"$work/build/tests/runtime_test" --gtest_filter='Compiled/*:Schedules/AttentionTest.*/cpu_fused'

@@ -1,0 +1,114 @@
+#include "database.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace attngen::tuner {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char *kFormat = "attngen-tuning/1";
+
+}  // namespace
+
+bool TuningDatabase::save(const std::string &path, std::string *error) const {
+    json j;
+    j["format"] = kFormat;
+    j["target"] = target;
+    j["machine"] = machine;
+    j["created"] = created;
+    j["command"] = command;
+    j["budget_seconds"] = budget_seconds;
+    j["elapsed_seconds"] = elapsed_seconds;
+    j["buckets"] = json::array();
+    for (const auto &b : buckets) {
+        json e;
+        e["key"] = b.bucket.key();
+        e["generator"] = "attention";
+        e["causal"] = b.bucket.causal;
+        e["d_k"] = b.bucket.d_k;
+        e["d_v"] = b.bucket.d_v;
+        e["max_queries"] = b.bucket.max_queries;
+        e["improves"] = b.improves;
+        e["schedule"] = b.winner.schedule;
+        e["params"] = b.winner.params;
+        e["candidates"] = b.candidates;
+        e["failed"] = b.failed;
+        e["seconds"] = b.seconds;
+        e["shapes"] = json::array();
+        for (const auto &s : b.shapes) {
+            e["shapes"].push_back({{"shape", s.shape},
+                                   {"time_ms", s.time_ms},
+                                   {"default_ms", s.default_ms},
+                                   {"baselines_ms", s.baselines_ms}});
+        }
+        j["buckets"].push_back(e);
+    }
+    const std::string temp = path + ".tmp";
+    {
+        std::ofstream out(temp);
+        out << j.dump(2) << "\n";
+        if (!out) {
+            *error = path + ": cannot write";
+            return false;
+        }
+    }
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+        *error = path + ": cannot write";
+        return false;
+    }
+    return true;
+}
+
+bool TuningDatabase::load(const std::string &path, TuningDatabase *db, std::string *error) {
+    std::ifstream in(path);
+    if (!in) {
+        *error = path + ": cannot open";
+        return false;
+    }
+    try {
+        const json j = json::parse(in);
+        if (j.value("format", "") != kFormat) {
+            *error = path + ": not an attngen tuning database (format " + kFormat + ")";
+            return false;
+        }
+        TuningDatabase d;
+        d.target = j.at("target");
+        d.machine = j.value("machine", "");
+        d.created = j.value("created", "");
+        d.command = j.value("command", "");
+        d.budget_seconds = j.value("budget_seconds", 0.0);
+        d.elapsed_seconds = j.value("elapsed_seconds", 0.0);
+        for (const auto &e : j.at("buckets")) {
+            BucketResult b;
+            b.bucket.causal = e.at("causal");
+            b.bucket.d_k = e.at("d_k");
+            b.bucket.d_v = e.at("d_v");
+            b.bucket.max_queries = e.at("max_queries");
+            b.improves = e.at("improves");
+            b.winner.schedule = e.at("schedule");
+            b.winner.params = e.at("params").get<std::map<std::string, int>>();
+            b.candidates = e.value("candidates", 0);
+            b.failed = e.value("failed", 0);
+            b.seconds = e.value("seconds", 0.0);
+            for (const auto &s : e.at("shapes")) {
+                ShapeResult r;
+                r.shape = s.at("shape");
+                r.time_ms = s.at("time_ms");
+                r.default_ms = s.at("default_ms");
+                r.baselines_ms = s.value("baselines_ms", std::map<std::string, double>{});
+                b.shapes.push_back(r);
+            }
+            d.buckets.push_back(b);
+        }
+        *db = d;
+        return true;
+    } catch (const std::exception &e) {
+        *error = path + ": malformed tuning database: " + e.what();
+        return false;
+    }
+}
+
+}  // namespace attngen::tuner

@@ -1,0 +1,52 @@
+// The attention kernel of one bucket, JIT-compiled from the same algorithm and schedule code as
+// the attention generator (generators/attention_generator.cpp), with a candidate's schedule and
+// parameters, for a target this machine can run.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "Halide.h"
+#include "tune_shape.h"
+
+namespace attngen::tuner {
+
+// What to compile: a schedule of ours with parameter values, or one of Halide's
+// autoschedulers (Adams2019, Li2018, Mullapudi2016) with none.
+struct Candidate {
+    std::string schedule;
+    std::map<std::string, int> params;
+
+    // "cpu_fused{key_tile=6,query_vectors=2}".
+    std::string describe() const;
+    bool operator<(const Candidate &o) const {
+        return schedule != o.schedule ? schedule < o.schedule : params < o.params;
+    }
+    bool operator==(const Candidate &o) const {
+        return schedule == o.schedule && params == o.params;
+    }
+};
+
+bool is_autoscheduler(const std::string &schedule);
+
+class JitAttention {
+  public:
+    // Compiles; throws Halide::CompileError (or Halide::Error) when the candidate cannot be
+    // compiled. `estimate` sizes the autoschedulers' view of the problem.
+    JitAttention(const Bucket &bucket, const Candidate &candidate, const Halide::Target &target,
+                 const TuneShape &estimate);
+
+    // Runs on dense [B, H, N, D] inputs (Halide order: d, n, h, b). Returns Halide's error
+    // code; messages go to the error handler of the JIT runtime (stderr).
+    int run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::Buffer<float> v,
+            Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
+            Halide::Buffer<float> lse);
+
+  private:
+    Halide::ImageParam q_, k_, v_, key_lengths_;
+    Halide::Param<float> scale_;
+    Halide::Pipeline pipeline_;
+};
+
+}  // namespace attngen::tuner

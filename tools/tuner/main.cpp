@@ -1,0 +1,122 @@
+// attngen-tune: searches schedule parameters for attention shapes on this machine and writes a
+// tuning database that the build compiles kernels from. `attngen tune ...` runs this program.
+//
+//   attngen-tune --shapes SPEC... --budget SECONDS --out FILE [--target T] [--resume]
+//   attngen-tune --report FILE
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "report.h"
+#include "search.h"
+#include "tune_shape.h"
+
+namespace {
+
+using namespace attngen::tuner;
+
+// On a terminal, one line redrawn in place; otherwise a plain line per measurement.
+void show_progress(const Progress &p) {
+    static const bool terminal = isatty(STDERR_FILENO);
+    const int minutes = static_cast<int>(p.seconds_left) / 60,
+              seconds = static_cast<int>(p.seconds_left) % 60;
+    if (terminal) {
+        std::fprintf(stderr,
+                     "\r\033[K[%d/%d %s] %d candidates, best %.2fx the default, %dm%02ds left",
+                     p.bucket, p.buckets, p.bucket_key.c_str(), p.candidates, p.best_speedup,
+                     minutes, seconds);
+    } else {
+        std::fprintf(stderr, "tune [%d/%d %s] #%d best %.2fx, %dm%02ds left: %s\n", p.bucket,
+                     p.buckets, p.bucket_key.c_str(), p.candidates, p.best_speedup, minutes,
+                     seconds, p.last.c_str());
+    }
+    std::fflush(stderr);
+}
+
+int fail(const std::string &message, int code = 2) {
+    std::fprintf(stderr, "attngen tune: error: %s\n", message.c_str());
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"attngen tune: search schedule parameters on this machine"};
+    std::string generator = "attention", out, report, target = ATTNGEN_DEFAULT_TUNE_TARGET,
+                strategy = "search", cache;
+    std::vector<std::string> specs, schedules{"cpu_fused", "cpu_tiled"};
+    double budget = 600, timeout = 120;
+    bool resume = false, no_autoschedulers = false;
+    int threads = 0, runs = 5;
+    uint32_t seed = 1;
+    app.add_option("--generator", generator, "Generator to tune (attention)")
+        ->check(CLI::IsMember({"attention"}));
+    app.add_option("--shapes", specs,
+                   "Shapes, e.g. b=1,h=8,kv=2,nq=17,nk=30000,d=64[,dv=96][,causal] "
+                   "(default: the built-in set)");
+    app.add_option("--budget", budget, "Seconds for the whole search")->check(CLI::PositiveNumber);
+    app.add_option("--out", out, "Tuning database to write (JSON)");
+    app.add_option("--target", target, "Halide target to compile and measure for")
+        ->capture_default_str();
+    app.add_flag("--resume", resume, "Reuse the measurements cached by an interrupted run");
+    app.add_option("--cache", cache, "Measurement cache (default: <out>.cache)");
+    app.add_option("--report", report, "Print the table of a tuning database and exit");
+    app.add_option("--strategy", strategy, "search (random, then local) or grid")
+        ->check(CLI::IsMember({"search", "grid"}));
+    app.add_option("--schedules", schedules, "Schedules to search")->delimiter(',');
+    app.add_flag("--no-autoschedulers", no_autoschedulers, "Skip Halide's autoschedulers");
+    app.add_option("--candidate-timeout", timeout, "Seconds before a candidate is stopped");
+    app.add_option("--threads", threads, "Halide threads while measuring (default: all)");
+    app.add_option("--runs", runs, "Timed runs per candidate (the median counts)");
+    app.add_option("--seed", seed, "Random seed of the search");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+        return fail(std::string(e.what()) + " (see attngen tune --help)");
+    }
+
+    if (!report.empty()) {
+        TuningDatabase db;
+        std::string error;
+        if (!TuningDatabase::load(report, &db, &error)) return fail(error);
+        print_report(db, std::cout);
+        return 0;
+    }
+    if (out.empty()) return fail("--out is required (or --report FILE)");
+
+    TuneOptions options;
+    if (specs.empty()) specs = default_shape_specs();
+    for (const auto &spec : specs) {
+        TuneShape shape;
+        std::string error;
+        if (!TuneShape::parse(spec, &shape, &error)) return fail(error);
+        options.shapes.push_back(shape);
+    }
+    options.target = target;
+    options.budget_seconds = budget;
+    options.cache_path = cache.empty() ? out + ".cache" : cache;
+    options.resume = resume;
+    options.autoschedulers = !no_autoschedulers;
+    options.schedules = schedules;
+    options.strategy = strategy;
+    options.candidate_timeout_seconds = timeout;
+    options.measure.threads = threads;
+    options.measure.runs = runs;
+    options.seed = seed;
+
+    std::string error;
+    TuningDatabase db = tune(options, show_progress, &error);
+    if (!error.empty()) return fail(error);
+    std::fprintf(stderr, "\n");
+    std::string command;
+    for (int i = 0; i < argc; i++)
+        command += (i ? " " : "") + std::string(i == 0 ? "attngen-tune" : argv[i]);
+    db.command = command;
+    if (!db.save(out, &error)) return fail(error, 1);
+    print_report(db, std::cout);
+    return 0;
+}

@@ -1,0 +1,149 @@
+#include "measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "compare.h"
+#include "reference.h"
+
+namespace attngen::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Halide::Buffer<float> random_buffer(std::vector<int> sizes, uint32_t seed) {
+    Halide::Buffer<float> b(sizes);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    b.for_each_value([&](float &x) { x = dist(rng); });
+    return b;
+}
+
+// The small problem a candidate must get right before it is timed: the bucket's head dims and
+// mask, lengths that are not multiples of any tile, key padding in one batch element, and no
+// more queries than the bucket serves.
+TuneShape check_shape(const TuneShape &shape) {
+    TuneShape s = shape;
+    s.batch = 2;
+    s.heads = shape.heads / shape.kv_heads >= 2 ? 4 : 2;
+    s.kv_heads = shape.heads / shape.kv_heads >= 2 ? 2 : 2;
+    const int max_q = shape.bucket().max_queries;
+    s.nq = max_q > 0 ? std::min<int64_t>(shape.nq, max_q) : 37;
+    s.nk = 45;
+    return s;
+}
+
+// Runs the kernel on a check problem and compares out and lse with the fp64 reference.
+std::string check(JitAttention &kernel, const TuneShape &s) {
+    const int B = s.batch, H = s.heads, G = s.kv_heads, Nq = s.nq, Nk = s.nk, Dk = s.d_k,
+              Dv = s.d_v;
+    auto q = random_buffer({Dk, Nq, H, B}, 1), k = random_buffer({Dk, Nk, G, B}, 2),
+         v = random_buffer({Dv, Nk, G, B}, 3);
+    Halide::Buffer<int32_t> lengths(B);
+    lengths(0) = Nk;
+    lengths(1) = Nk - 7;
+    Halide::Buffer<float> out(Dv, Nq, H, B), lse(Nq, H, B);
+    const float scale = 1.0f / std::sqrt(float(Dk));
+    if (kernel.run(q, k, v, lengths, scale, out, lse) != 0) return "the kernel failed on the check";
+
+    reference::AttentionShape rs{B, H, G, Nq, Nk, Dk, Dv};
+    auto dense = [](const Halide::Buffer<float> &b) {
+        return std::vector<float>(b.data(), b.data() + b.number_of_elements());
+    };
+    const std::vector<float> qf = dense(q), kf = dense(k), vf = dense(v);
+    const std::vector<double> qd(qf.begin(), qf.end()), kd(kf.begin(), kf.end()),
+        vd(vf.begin(), vf.end());
+    std::vector<double> out64(out.number_of_elements()), lse64(lse.number_of_elements());
+    std::vector<float> out32(out64.size()), lse32(lse64.size());
+    const std::vector<int64_t> key_lengths{lengths(0), lengths(1)};
+    reference::attention<double>(rs, qd.data(), kd.data(), vd.data(), key_lengths, s.causal, scale,
+                                 out64.data(), lse64.data(), nullptr);
+    reference::attention<float>(rs, qf.data(), kf.data(), vf.data(), key_lengths, s.causal, scale,
+                                out32.data(), lse32.data(), nullptr);
+    auto c = reference::compare(out.data(), out64.data(), out32.data(), out64.size());
+    if (!c.ok) return "out: " + reference::describe(c);
+    c = reference::compare(lse.data(), lse64.data(), lse32.data(), lse64.size());
+    if (!c.ok) return "lse: " + reference::describe(c);
+    return "";
+}
+
+}  // namespace
+
+const char *Measurement::outcome_name(Outcome o) {
+    switch (o) {
+        case Outcome::kOk:
+            return "ok";
+        case Outcome::kCompileFailed:
+            return "compile failed";
+        case Outcome::kWrong:
+            return "wrong result";
+        case Outcome::kRunFailed:
+            return "run failed";
+        case Outcome::kTimeout:
+            return "timeout";
+        case Outcome::kCrashed:
+            return "crashed";
+    }
+    return "?";
+}
+
+Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,
+                    const std::string &target, const MeasureOptions &options) {
+    Measurement m;
+    // The JIT runtime reads its thread count from the environment when it starts.
+    if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+    std::unique_ptr<JitAttention> kernel;
+    const auto compile_start = Clock::now();
+    try {
+        kernel = std::make_unique<JitAttention>(bucket, candidate, Halide::Target(target), shape);
+    } catch (const std::exception &e) {
+        m.outcome = Measurement::Outcome::kCompileFailed;
+        m.detail = e.what();
+        return m;
+    }
+    m.compile_s = seconds_since(compile_start);
+
+    const std::string wrong = check(*kernel, check_shape(shape));
+    if (!wrong.empty()) {
+        m.outcome = Measurement::Outcome::kWrong;
+        m.detail = wrong;
+        return m;
+    }
+
+    const int B = shape.batch, H = shape.heads, G = shape.kv_heads, Nq = shape.nq, Nk = shape.nk,
+              Dk = shape.d_k, Dv = shape.d_v;
+    auto q = random_buffer({Dk, Nq, H, B}, 4), k = random_buffer({Dk, Nk, G, B}, 5),
+         v = random_buffer({Dv, Nk, G, B}, 6);
+    Halide::Buffer<int32_t> lengths(B);
+    lengths.fill(Nk);
+    Halide::Buffer<float> out(Dv, Nq, H, B), lse(Nq, H, B);
+    const float scale = 1.0f / std::sqrt(float(Dk));
+    if (kernel->run(q, k, v, lengths, scale, out, lse) != 0) {  // Warm-up.
+        m.outcome = Measurement::Outcome::kRunFailed;
+        m.detail = "the kernel failed on the shape";
+        return m;
+    }
+    std::vector<double> times;
+    const auto timing_start = Clock::now();
+    for (int r = 0; r < options.runs; r++) {
+        const auto start = Clock::now();
+        kernel->run(q, k, v, lengths, scale, out, lse);
+        times.push_back(seconds_since(start) * 1e3);
+        if (seconds_since(timing_start) > options.max_run_seconds) break;
+    }
+    std::sort(times.begin(), times.end());
+    m.runs = static_cast<int>(times.size());
+    m.median_ms = times[times.size() / 2];
+    return m;
+}
+
+}  // namespace attngen::tuner

@@ -1,0 +1,35 @@
+// Measures one candidate: compile, check against the fp64 reference on a small problem, then
+// time it on the shape with a warm-up and the median of several runs.
+#pragma once
+
+#include <string>
+
+#include "jit_attention.h"
+#include "tune_shape.h"
+
+namespace attngen::tuner {
+
+struct Measurement {
+    enum class Outcome { kOk, kCompileFailed, kWrong, kRunFailed, kTimeout, kCrashed };
+    Outcome outcome = Outcome::kOk;
+    std::string detail;    // Why it failed, or the comparison summary.
+    double median_ms = 0;  // Median time of one call on the shape.
+    double compile_s = 0;  // JIT compile time.
+    int runs = 0;          // Timed runs.
+
+    bool ok() const { return outcome == Outcome::kOk; }
+    static const char *outcome_name(Outcome o);
+};
+
+struct MeasureOptions {
+    int runs = 5;                 // Timed runs after one warm-up.
+    double max_run_seconds = 20;  // Stop timing after this long (at least one run is timed).
+    int threads = 0;              // Halide threads; 0 keeps the default (one per core).
+};
+
+// Measures the kernel of `bucket` with the candidate's schedule on `shape`, in this process (see
+// subprocess.h for the isolated, time-limited form).
+Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,
+                    const std::string &target, const MeasureOptions &options);
+
+}  // namespace attngen::tuner

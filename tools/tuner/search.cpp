@@ -1,0 +1,428 @@
+#include "search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "schedule.h"
+#include "subprocess.h"
+
+namespace attngen::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Params = std::map<std::string, int>;
+
+const char *const kAutoschedulers[] = {"Li2018", "Mullapudi2016", "Adams2019"};
+
+// A candidate may be at most 3% slower than the default on any shape of its bucket.
+constexpr double kWorstSlowdown = 1.0 / 0.97;
+
+// Measurements by (target, shape, candidate), backed by a JSON-lines file.
+class Cache {
+  public:
+    Cache(const std::string &path, bool resume) : path_(path) {
+        if (path.empty()) return;
+        if (resume) {
+            std::ifstream in(path);
+            std::string line;
+            while (std::getline(in, line)) {
+                try {
+                    const auto j = nlohmann::json::parse(line);
+                    Measurement m;
+                    m.outcome = static_cast<Measurement::Outcome>(j.at("outcome").get<int>());
+                    m.median_ms = j.at("median_ms");
+                    m.compile_s = j.at("compile_s");
+                    m.runs = j.at("runs");
+                    m.detail = j.at("detail");
+                    entries_[j.at("key").get<std::string>()] = m;
+                } catch (const std::exception &) {
+                    // A line cut short by an interruption: measure that candidate again.
+                }
+            }
+        }
+        out_.open(path, resume ? std::ios::app : std::ios::trunc);
+    }
+    const Measurement *find(const std::string &key) const {
+        auto it = entries_.find(key);
+        return it == entries_.end() ? nullptr : &it->second;
+    }
+    void add(const std::string &key, const Measurement &m) {
+        entries_[key] = m;
+        if (!out_.is_open()) return;
+        nlohmann::json j{{"key", key},
+                         {"outcome", static_cast<int>(m.outcome)},
+                         {"median_ms", m.median_ms},
+                         {"compile_s", m.compile_s},
+                         {"runs", m.runs},
+                         {"detail", m.detail}};
+        out_ << j.dump() << "\n";
+        out_.flush();
+    }
+
+  private:
+    std::string path_;
+    std::map<std::string, Measurement> entries_;
+    std::ofstream out_;
+};
+
+schedules::Context context_for(const Bucket &bucket, const std::string &target) {
+    schedules::Context ctx;
+    ctx.target = Halide::Target(target);
+    ctx.max_queries = bucket.max_queries;
+    ctx.causal = bucket.causal;
+    return ctx;
+}
+
+// Tunes one bucket within a deadline.
+class BucketSearch {
+  public:
+    BucketSearch(const Bucket &bucket, std::vector<TuneShape> shapes, const TuneOptions &options,
+                 Cache &cache, Clock::time_point deadline, std::mt19937 &rng)
+        : bucket_(bucket),
+          shapes_(std::move(shapes)),
+          options_(options),
+          cache_(cache),
+          deadline_(deadline),
+          rng_(rng),
+          ctx_(context_for(bucket, options.target)) {
+        for (const auto &name : options.schedules) {
+            if (const auto *s = schedules::find_schedule(name)) {
+                spaces_[name] = s->attention_search_space(ctx_);
+            }
+        }
+    }
+
+    BucketResult run(const std::function<void(int, double, const std::string &)> &report) {
+        report_ = report;
+        BucketResult result;
+        result.bucket = bucket_;
+        const auto start = Clock::now();
+        const Candidate fallback{
+            "cpu_fused", spaces_.count("cpu_fused") ? spaces_["cpu_fused"].defaults() : Params{}};
+        // The hand default: the kernel the default build runs for each shape (generic head dims
+        // unless 64 or 128), with cpu_fused's default parameters.
+        default_ms_.resize(shapes_.size());
+        for (std::size_t s = 0; s < shapes_.size(); s++) {
+            const Bucket built = default_build_bucket(shapes_[s]);
+            const Candidate hand{"cpu_fused",
+                                 schedules::find_schedule("cpu_fused")
+                                     ->attention_search_space(context_for(built, options_.target))
+                                     .defaults()};
+            const Measurement m = evaluate(shapes_[s], hand, built);
+            default_ms_[s] = m.ok() ? m.median_ms : 0;
+        }
+        std::map<std::string, std::vector<double>> baselines;
+        if (options_.autoschedulers) {
+            for (const char *a : kAutoschedulers) {
+                for (std::size_t s = 0; s < shapes_.size(); s++) {
+                    if (Clock::now() > deadline_) break;
+                    const Measurement m = evaluate(shapes_[s], Candidate{a, {}});
+                    baselines[a].resize(shapes_.size(), 0);
+                    if (m.ok()) baselines[a][s] = m.median_ms;
+                }
+            }
+        }
+        score(fallback);
+        if (options_.strategy == "grid") {
+            grid();
+        } else {
+            random_then_local();
+        }
+
+        // The winner must beat the default (score below 1); otherwise the bucket keeps the
+        // default build's kernel.
+        Candidate winner = fallback;
+        double best = std::numeric_limits<double>::infinity();
+        for (const auto &[candidate, value] : scores_) {
+            if (value < best) {
+                best = value;
+                winner = candidate;
+            }
+        }
+        result.improves = best < 1.0;
+        result.winner = winner;
+        for (std::size_t s = 0; s < shapes_.size(); s++) {
+            ShapeResult r;
+            r.shape = shapes_[s].spec();
+            r.time_ms = result.improves ? lookup(shapes_[s], winner) : default_ms_[s];
+            r.default_ms = default_ms_[s];
+            for (const auto &[name, times] : baselines) {
+                if (s < times.size() && times[s] > 0) r.baselines_ms[name] = times[s];
+            }
+            result.shapes.push_back(r);
+        }
+        result.candidates = measured_;
+        result.failed = failed_;
+        result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        return result;
+    }
+
+  private:
+    std::string key(const TuneShape &shape, const Candidate &c, const Bucket &b) const {
+        return options_.target + "|" + b.key() + "|" + shape.spec() + "|" + c.describe();
+    }
+    std::string key(const TuneShape &shape, const Candidate &c) const {
+        return key(shape, c, bucket_);
+    }
+
+    Measurement evaluate(const TuneShape &shape, const Candidate &c) {
+        return evaluate(shape, c, bucket_);
+    }
+
+    Measurement evaluate(const TuneShape &shape, const Candidate &c, const Bucket &b) {
+        const std::string k = key(shape, c, b);
+        if (const Measurement *cached = cache_.find(k)) return *cached;
+        const Measurement m = measure_in_child(b, shape, c, options_.target, options_.measure,
+                                               options_.candidate_timeout_seconds);
+        cache_.add(k, m);
+        measured_++;
+        if (!m.ok()) failed_++;
+        report_(measured_, best_speedup(),
+                c.describe() + " on " + shape.spec() + ": " +
+                    (m.ok() ? std::to_string(m.median_ms) + " ms"
+                            : std::string(Measurement::outcome_name(m.outcome)) + " (" +
+                                  m.detail.substr(0, 120) + ")"));
+        return m;
+    }
+
+    double lookup(const TuneShape &shape, const Candidate &c) const {
+        const Measurement *m = cache_.find(key(shape, c));
+        return m != nullptr && m->ok() ? m->median_ms : 0;
+    }
+
+    // Geometric mean over the shapes of time / default time; infinity if any shape failed, or
+    // ran slower than the default by more than kWorstSlowdown: a tuned kernel replaces the
+    // default for every shape of its bucket, so it must not lose badly on any of them.
+    double score(const Candidate &c) {
+        auto it = scores_.find(c);
+        if (it != scores_.end()) return it->second;
+        double log_sum = 0;
+        for (std::size_t s = 0; s < shapes_.size(); s++) {
+            if (Clock::now() > deadline_ && !cache_.find(key(shapes_[s], c))) {
+                return std::numeric_limits<double>::infinity();  // Out of time: not scored.
+            }
+            const Measurement m = evaluate(shapes_[s], c);
+            if (!m.ok() || default_ms_[s] <= 0) {
+                scores_[c] = std::numeric_limits<double>::infinity();
+                return scores_[c];
+            }
+            if (m.median_ms / default_ms_[s] > kWorstSlowdown) {
+                scores_[c] = std::numeric_limits<double>::infinity();
+                return scores_[c];
+            }
+            log_sum += std::log(m.median_ms / default_ms_[s]);
+        }
+        scores_[c] = std::exp(log_sum / shapes_.size());
+        return scores_[c];
+    }
+
+    double best_speedup() const {
+        double best = std::numeric_limits<double>::infinity();
+        for (const auto &[c, s] : scores_) best = std::min(best, s);
+        return std::isfinite(best) ? 1.0 / best : 0.0;
+    }
+
+    bool valid(const Candidate &c) const {
+        auto it = spaces_.find(c.schedule);
+        return it != spaces_.end() && it->second.check(c.params, ctx_).empty();
+    }
+
+    Candidate random_candidate() {
+        // Schedules in the order given; the first (cpu_fused) is sampled most.
+        std::vector<std::string> names;
+        for (const auto &n : options_.schedules) {
+            if (spaces_.count(n)) names.push_back(n);
+        }
+        for (int attempt = 0; attempt < 200; attempt++) {
+            std::uniform_real_distribution<double> pick(0, 1);
+            const std::string &name = names.size() == 1 || pick(rng_) < 0.75
+                                          ? names[0]
+                                          : names[1 + rng_() % (names.size() - 1)];
+            Candidate c{name, {}};
+            for (const auto &p : spaces_[name].params) {
+                c.params[p.name] = p.values[rng_() % p.values.size()];
+            }
+            if (valid(c)) return c;
+        }
+        return Candidate{names[0], spaces_[names[0]].defaults()};
+    }
+
+    std::vector<Candidate> neighbours(const Candidate &c) {
+        std::vector<Candidate> result;
+        for (const auto &p : spaces_[c.schedule].params) {
+            const auto &values = p.values;
+            const auto at = std::find(values.begin(), values.end(), c.params.at(p.name));
+            const long index = at - values.begin();
+            for (long step : {-1L, 1L}) {
+                const long i = index + step;
+                if (i < 0 || i >= static_cast<long>(values.size())) continue;
+                Candidate n = c;
+                n.params[p.name] = values[i];
+                if (valid(n)) result.push_back(n);
+            }
+        }
+        std::shuffle(result.begin(), result.end(), rng_);
+        return result;
+    }
+
+    bool time_left() const { return Clock::now() < deadline_; }
+
+    // Random samples for the first 40% of the time, then first-improvement hill climbing from
+    // the best, restarting from the best unexplored sample when stuck.
+    void random_then_local() {
+        const auto start = Clock::now();
+        const auto random_until = start + (deadline_ - start) * 2 / 5;
+        std::vector<Candidate> samples;
+        while (time_left() && Clock::now() < random_until) {
+            Candidate c = random_candidate();
+            if (scores_.count(c)) continue;
+            score(c);
+            samples.push_back(c);
+        }
+        std::set<Candidate> climbed;
+        while (time_left()) {
+            Candidate current;
+            double current_score = std::numeric_limits<double>::infinity();
+            for (const auto &[c, s] : scores_) {
+                if (s < current_score && !climbed.count(c) && spaces_.count(c.schedule)) {
+                    current = c;
+                    current_score = s;
+                }
+            }
+            if (!std::isfinite(current_score)) {
+                Candidate c = random_candidate();  // Everything explored: sample more.
+                if (scores_.count(c)) return;
+                score(c);
+                continue;
+            }
+            climbed.insert(current);
+            bool improved = true;
+            while (improved && time_left()) {
+                improved = false;
+                for (const Candidate &n : neighbours(current)) {
+                    if (!time_left()) break;
+                    if (scores_.count(n)) continue;
+                    if (score(n) < current_score) {
+                        current = n;
+                        current_score = scores_[n];
+                        climbed.insert(current);
+                        improved = true;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    // The first schedule's full grid, in lexicographic order, until time runs out: what a plain
+    // sweep finds in the same budget.
+    void grid() {
+        const std::string name = options_.schedules.front();
+        const auto &params = spaces_[name].params;
+        std::vector<std::size_t> index(params.size(), 0);
+        while (time_left()) {
+            Candidate c{name, {}};
+            for (std::size_t p = 0; p < params.size(); p++)
+                c.params[params[p].name] = params[p].values[index[p]];
+            if (valid(c)) score(c);
+            std::size_t p = 0;
+            while (p < params.size() && ++index[p] == params[p].values.size()) index[p++] = 0;
+            if (p == params.size()) break;
+        }
+    }
+
+    Bucket bucket_;
+    std::vector<TuneShape> shapes_;
+    const TuneOptions &options_;
+    Cache &cache_;
+    Clock::time_point deadline_;
+    std::mt19937 &rng_;
+    schedules::Context ctx_;
+    std::map<std::string, schedules::SearchSpace> spaces_;
+    std::vector<double> default_ms_;
+    std::map<Candidate, double> scores_;
+    int measured_ = 0, failed_ = 0;
+    std::function<void(int, double, const std::string &)> report_;
+};
+
+std::string now_utc() {
+    const std::time_t t = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return text;
+}
+
+std::string machine_description() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, model = "unknown CPU";
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            model = line.substr(line.find(':') + 2);
+            break;
+        }
+    }
+    return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+}
+
+}  // namespace
+
+TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std::string *error) {
+    TuningDatabase db;
+    db.target = options.target;
+    db.machine = machine_description();
+    db.created = now_utc();
+    db.budget_seconds = options.budget_seconds;
+    for (const auto &name : options.schedules) {
+        if (schedules::find_schedule(name) == nullptr) {
+            *error = "unknown schedule '" + name + "'";
+            return {};
+        }
+    }
+
+    // Shapes grouped by the kernel that will serve them.
+    std::map<Bucket, std::vector<TuneShape>> buckets;
+    for (const auto &s : options.shapes) buckets[s.bucket()].push_back(s);
+
+    Cache cache(options.cache_path, options.resume);
+    std::mt19937 rng(options.seed);
+    const auto start = Clock::now();
+    const auto end = start + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(options.budget_seconds));
+    int index = 0;
+    for (const auto &[bucket, shapes] : buckets) {
+        // An equal share of what is left, so that time a bucket does not use goes to the next.
+        const auto share = (end - Clock::now()) / static_cast<int>(buckets.size() - index);
+        const auto deadline = std::min(end, Clock::now() + std::max(share, Clock::duration(0)));
+        BucketSearch search(bucket, shapes, options, cache, deadline, rng);
+        const std::string key = bucket.key();
+        const int number = index + 1;
+        auto report = [&](int candidates, double speedup, const std::string &last) {
+            Progress p;
+            p.bucket = number;
+            p.buckets = static_cast<int>(buckets.size());
+            p.bucket_key = key;
+            p.candidates = candidates;
+            p.best_speedup = speedup;
+            p.seconds_left =
+                std::max(0.0, std::chrono::duration<double>(end - Clock::now()).count());
+            p.last = last;
+            if (progress) progress(p);
+        };
+        db.buckets.push_back(search.run(report));
+        index++;
+    }
+    db.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return db;
+}
+
+}  // namespace attngen::tuner
