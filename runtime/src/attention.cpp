@@ -11,7 +11,10 @@ namespace attngen {
 
 using detail::NamedView;
 
-Status attention(const AttentionArgs &args, CallInfo *info) {
+namespace {
+
+// Validates the call, picks the kernel (the given one, or the dispatch's) and runs it.
+Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given, CallInfo *info) {
     const NamedView q{"q", args.q, {"B", "H", "Nq", "d_k"}};
     const NamedView k{"k", args.k, {"B", "H_kv", "Nk", "d_k"}};
     const NamedView v{"v", args.v, {"B", "H_kv", "Nk", "d_v"}};
@@ -89,8 +92,12 @@ Status attention(const AttentionArgs &args, CallInfo *info) {
     request.d_k = d_k;
     request.d_v = d_v;
     request.queries = nq;
-    const detail::KernelEntry *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+    const detail::KernelEntry *kernel = given;
+    if (kernel != nullptr) {
+        ATTNGEN_RETURN_IF_ERROR(detail::check_kernel_fits(*kernel, request));
+    } else {
+        ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+    }
     if (info != nullptr) info->kernel = kernel->name;
 
     // The kernels always produce the log-sum-exp; it goes to scratch when not requested.
@@ -117,6 +124,17 @@ Status attention(const AttentionArgs &args, CallInfo *info) {
                                    hout.get(), hlse.get());
     }
     return context.finish(kernel->name, result);
+}
+
+}  // namespace
+
+Status attention(const AttentionArgs &args, CallInfo *info) {
+    return run_attention(args, nullptr, info);
+}
+
+Status attention(const AttentionArgs &args, const KernelDescriptor &kernel, CallInfo *info) {
+    const detail::KernelEntry entry = detail::entry_of(kernel);
+    return run_attention(args, &entry, info);
 }
 
 }  // namespace attngen

@@ -78,4 +78,59 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
     return Status::NotFound("this build has no " + describe(request, schedule));
 }
 
+Status check_kernel_fits(const KernelEntry &k, const KernelRequest &r) {
+    ATTNGEN_RETURN_IF_ERROR(cpu_isa_limit_status());
+    auto mismatch = [&](const std::string &what) {
+        return Status::InvalidArgument(std::string("kernel ") + k.name +
+                                       " does not fit the call: " + what);
+    };
+    if (k.op != r.op) return mismatch(std::string("it is an ") + op_name(k.op) + " kernel");
+    if (k.op == Op::attention && k.attention == nullptr && k.attention_probs == nullptr) {
+        return mismatch("it has no attention function");
+    }
+    if (k.op == Op::mha && k.mha == nullptr) return mismatch("it has no mha function");
+    if (k.causal != r.causal) {
+        return mismatch(k.causal ? "it is causal and the call is not"
+                                 : "the call is causal and it is not");
+    }
+    if (r.probs && !k.probs) return mismatch("the call asks for probs and it has no probs output");
+    if (!r.probs && k.probs)
+        return mismatch("it outputs probs and the call gives no buffer for them");
+    const std::pair<const char *, std::pair<int, int64_t>> extents[] = {
+        {"heads", {k.heads, r.heads}},
+        {"kv_heads", {k.kv_heads, r.kv_heads}},
+        {"d_k", {k.d_k, r.d_k}},
+        {"d_v", {k.d_v, r.d_v}}};
+    for (const auto &[name, pair] : extents) {
+        if (!matches(pair.first, pair.second)) {
+            return mismatch(std::string("it is specialized to ") + name + " = " +
+                            std::to_string(pair.first) + " and the call has " +
+                            std::to_string(pair.second));
+        }
+    }
+    // A decode kernel runs any number of queries correctly, only slower; it is not refused.
+    return Status::Ok();
+}
+
+KernelEntry entry_of(const KernelDescriptor &d) {
+    KernelEntry e{};
+    e.name = d.name;
+    // Its kind follows from the function it carries.
+    e.op = d.mha != nullptr ? Op::mha : Op::attention;
+    e.schedule = "";
+    e.targets = "";
+    e.tuning = "";
+    e.causal = d.causal;
+    e.probs = d.probs;
+    e.heads = d.heads;
+    e.kv_heads = d.kv_heads;
+    e.d_k = d.d_k;
+    e.d_v = d.d_v;
+    e.max_queries = d.max_queries;
+    e.attention = d.attention;
+    e.attention_probs = d.attention_probs;
+    e.mha = d.mha;
+    return e;
+}
+
 }  // namespace attngen::detail

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "attngen/kernel.h"
 #include "attngen/status.h"
 #include "kernel_table.h"
 
@@ -22,5 +23,12 @@ struct KernelRequest {
 extern const char *const kScheduleOrder[];
 
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel);
+
+// ok if the kernel can serve the request; otherwise kInvalidArgument naming what differs.
+Status check_kernel_fits(const KernelEntry &kernel, const KernelRequest &request);
+
+// A registry entry for a kernel compiled elsewhere (its schedule and targets unknown here): an
+// mha kernel if it carries an mha function, else an attention kernel.
+KernelEntry entry_of(const KernelDescriptor &kernel);
 
 }  // namespace attngen::detail

@@ -6,25 +6,18 @@
 #include <cstdint>
 
 #include "HalideRuntime.h"
+#include "attngen/kernel.h"
 
 namespace attngen::detail {
 
 enum class Op { attention, mha };
 
-// Signatures of the generated functions (see generators/*_generator.cpp). The first argument is
-// the user context that Halide passes to the error handler.
-using AttentionFn = int (*)(const void *ucon, halide_buffer_t *q, halide_buffer_t *k,
-                            halide_buffer_t *v, halide_buffer_t *key_lengths, float scale,
-                            halide_buffer_t *out, halide_buffer_t *lse);
-using AttentionProbsFn = int (*)(const void *ucon, halide_buffer_t *q, halide_buffer_t *k,
-                                 halide_buffer_t *v, halide_buffer_t *key_lengths, float scale,
-                                 halide_buffer_t *out, halide_buffer_t *lse,
-                                 halide_buffer_t *probs);
-using MhaFn = int (*)(const void *ucon, halide_buffer_t *x, halide_buffer_t *memory,
-                      halide_buffer_t *w_q, halide_buffer_t *w_k, halide_buffer_t *w_v,
-                      halide_buffer_t *w_o, halide_buffer_t *b_q, halide_buffer_t *b_k,
-                      halide_buffer_t *b_v, halide_buffer_t *b_o, halide_buffer_t *key_lengths,
-                      int32_t num_heads, int32_t num_kv_heads, float scale, halide_buffer_t *y);
+// Signatures of the generated functions (see generators/*_generator.cpp and
+// attngen/kernel.h). The first argument is the user context that Halide passes to the error
+// handler.
+using AttentionFn = AttentionKernelFn;
+using AttentionProbsFn = AttentionProbsKernelFn;
+using MhaFn = MhaKernelFn;
 
 struct KernelEntry {
     const char *name;

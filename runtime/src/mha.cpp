@@ -19,6 +19,20 @@ Status check_divides(const char *what, int64_t total, int64_t parts, const char 
                                    std::to_string(parts));
 }
 
+// The kernel that serves a layer's calls (the given one if any, else the dispatch's), or the
+// status saying why none can.
+Status choose_kernel(const detail::KernelRequest &request, const KernelDescriptor *given,
+                     detail::KernelEntry *kernel) {
+    if (given != nullptr) {
+        *kernel = detail::entry_of(*given);
+        return detail::check_kernel_fits(*kernel, request);
+    }
+    const detail::KernelEntry *found = nullptr;
+    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &found));
+    *kernel = *found;
+    return Status::Ok();
+}
+
 Status copy_bias(const char *name, const std::optional<TensorView> &bias, int64_t size,
                  const char *source, std::vector<float> *out) {
     if (!bias) {
@@ -84,10 +98,11 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
     ATTNGEN_RETURN_IF_ERROR(copy_bias("b_o", weights.b_o, m.d_out_, "d_out", &m.b_o_));
 
     // Fail now rather than at the first forward() if no kernel can serve this layer.
-    detail::KernelRequest request{detail::Op::mha, m.schedule_, m.causal_, false,
-                                  heads,           kv_heads,    d_k,       d_v};
-    const detail::KernelEntry *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+    m.kernel_ = config.kernel;
+    detail::KernelEntry kernel;
+    ATTNGEN_RETURN_IF_ERROR(
+        choose_kernel({detail::Op::mha, m.schedule_, m.causal_, false, heads, kv_heads, d_k, d_v},
+                      m.kernel_, &kernel));
 
     detail::copy_contiguous(weights.w_q, &m.w_q_);
     detail::copy_contiguous(weights.w_k, &m.w_k_);
@@ -137,10 +152,10 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
     ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, xv));
     ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, mv));
 
-    detail::KernelRequest request{detail::Op::mha, schedule_, causal_, false,
-                                  heads_,          kv_heads_, d_k_,    d_v_};
-    const detail::KernelEntry *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+    detail::KernelEntry kernel;
+    ATTNGEN_RETURN_IF_ERROR(
+        choose_kernel({detail::Op::mha, schedule_, causal_, false, heads_, kv_heads_, d_k_, d_v_},
+                      kernel_, &kernel));
 
     auto view2 = [](const std::vector<float> &w, int64_t rows, int64_t cols) {
         return TensorView::f32(w.data(), {rows, cols});
@@ -155,11 +170,11 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
     detail::HalideView hbq(view1(b_q_)), hbk(view1(b_k_)), hbv(view1(b_v_)), hbo(view1(b_o_));
     detail::HalideView hl(TensorView::i32(lengths.data(), {batch}));
     detail::CallContext context;
-    int result = kernel->mha(&context, hx.get(), hm.get(), hwq.get(), hwk.get(), hwv.get(),
-                             hwo.get(), hbq.get(), hbk.get(), hbv.get(), hbo.get(), hl.get(),
-                             static_cast<int32_t>(heads_), static_cast<int32_t>(kv_heads_), scale_,
-                             hy.get());
-    return context.finish(kernel->name, result);
+    int result =
+        kernel.mha(&context, hx.get(), hm.get(), hwq.get(), hwk.get(), hwv.get(), hwo.get(),
+                   hbq.get(), hbk.get(), hbv.get(), hbo.get(), hl.get(),
+                   static_cast<int32_t>(heads_), static_cast<int32_t>(kv_heads_), scale_, hy.get());
+    return context.finish(kernel.name, result);
 }
 
 }  // namespace attngen

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "attngen/kernel.h"
 #include "attngen/status.h"
 #include "attngen/tensor.h"
 
@@ -38,5 +39,12 @@ struct CallInfo {
 // Validates every shape, stride, dtype and value, then runs the best matching compiled kernel.
 // Nothing is written when validation fails. Safe to call from many threads at once.
 Status attention(const AttentionArgs &args, CallInfo *info = nullptr);
+
+// The same with a kernel compiled elsewhere (attngen_add_kernel in another project) instead of
+// this library's dispatch. A kernel that does not fit the call (another mask or head dim, no
+// probabilities output when probs is requested, ...) is an kInvalidArgument status; the
+// schedule field of args is ignored.
+Status attention(const AttentionArgs &args, const KernelDescriptor &kernel,
+                 CallInfo *info = nullptr);
 
 }  // namespace attngen
