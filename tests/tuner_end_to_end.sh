@@ -22,11 +22,14 @@ grep -q '"format": "attngen-tuning/1"' "$work/tuning.json"
 cmake -S "$source_dir" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DATTNGEN_TARGETS="$target" -DATTNGEN_KERNEL_SET=minimal \
     -DATTNGEN_TUNING_FILE="$work/tuning.json" -DATTNGEN_BUILD_TOOLS=OFF \
-    -Dattngen-halide_generators_ROOT="$native_build/cmake" > "$work/configure.log"
-cmake --build "$work/build" --target runtime_test > "$work/build.log"
+    -Dattngen-halide_generators_ROOT="$native_build/cmake" > "$work/configure.log" ||
+    { tail -n 40 "$work/configure.log" >&2; exit 1; }
+cmake --build "$work/build" --target runtime_test > "$work/build.log" ||
+    { grep -A 20 -m 3 FAILED "$work/build.log" >&2; exit 1; }
 
 # The tuned kernels are in the registry (their names end in _t<hash of the parameters>_<schedule>)
 # and each passes KernelTest: selected for matching calls, out, lse and probs against fp64.
-tests=$("$work/build/tests/runtime_test" --gtest_list_tests --gtest_filter='Compiled/*')
+tests=$("$work/build/tests/runtime_test" --gtest_list_tests --gtest_filter='Compiled/*') ||
+    { echo "runtime_test could not list its tests" >&2; exit 1; }
 echo "$tests" | grep -E '_t[0-9a-f]{6}_cpu_' || { echo "no tuned kernel in the build" >&2; exit 1; }
 "$work/build/tests/runtime_test" --gtest_filter='Compiled/*:Schedules/AttentionTest.*/cpu_fused'
