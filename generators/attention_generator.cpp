@@ -3,6 +3,7 @@
 // probs [B, H, Nq, Nk].
 #include "Halide.h"
 #include "algorithm/attention.h"
+#include "algorithm/online_attention.h"
 #include "support.h"
 
 namespace attngen::generators {
@@ -50,11 +51,29 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         shape.d_v = param_or(d_v, v.dim(0).extent());
         shape.heads = param_or(heads, q.dim(2).extent());
         shape.kv_heads = param_or(kv_heads, k.dim(2).extent());
-        funcs_ = algorithm::define_attention(q, k, v, key_lengths, shape, scale, causal);
-        out = funcs_.out;
-        lse = funcs_.lse;
+        // A schedule of the online-softmax formulation gets that formulation (same results).
+        schedule_ = schedule_for(schedule_name, auto_schedule);
+        context_ = make_context(get_target(), max_queries, tuning, causal);
+        online_ = schedule_ != nullptr && schedule_->uses_online_softmax(context_);
+        Func result, row_lse, row_probs;
+        if (online_) {
+            const auto layout = schedule_->online_layout(context_);
+            online_funcs_ = algorithm::define_online_attention(
+                q, k, v, key_lengths, shape, scale, causal, layout.key_block, layout.query_group,
+                layout.key_splits);
+            result = online_funcs_.out;
+            row_lse = online_funcs_.lse;
+            row_probs = online_funcs_.probs;
+        } else {
+            funcs_ = algorithm::define_attention(q, k, v, key_lengths, shape, scale, causal);
+            result = funcs_.out;
+            row_lse = funcs_.lse;
+            row_probs = funcs_.probs;
+        }
+        out = result;
+        lse = row_lse;
         if (probs != nullptr) {
-            *probs = funcs_.probs;
+            *probs = row_probs;
         }
         constrain_buffers();
 
@@ -71,8 +90,11 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     }
 
     void schedule() {
-        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->attention(funcs_, probs != nullptr, make_context(get_target(), max_queries, tuning, causal));
+        if (schedule_ == nullptr) return;  // An autoscheduler schedules the pipeline.
+        if (online_) {
+            schedule_->online_attention(online_funcs_, probs != nullptr, context_);
+        } else {
+            schedule_->attention(funcs_, probs != nullptr, context_);
         }
     }
 
@@ -102,7 +124,11 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         }
     }
 
+    const schedules::Schedule *schedule_ = nullptr;
+    schedules::Context context_;
+    bool online_ = false;
     algorithm::AttentionFuncs funcs_;
+    algorithm::OnlineAttentionFuncs online_funcs_;
 };
 
 }  // namespace

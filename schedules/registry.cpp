@@ -5,6 +5,8 @@
 #include "cpu_basic.h"
 #include "cpu_fused.h"
 #include "cpu_tiled.h"
+#include "cuda_fused.h"
+#include "cuda_tiled.h"
 #include "reference_schedule.h"
 #include "schedule.h"
 
@@ -28,6 +30,8 @@ const std::vector<std::unique_ptr<Schedule>> &all_schedules() {
         s.push_back(std::make_unique<CpuBasic>());
         s.push_back(std::make_unique<CpuTiled>());
         s.push_back(std::make_unique<CpuFused>());
+        s.push_back(std::make_unique<CudaTiled>());
+        s.push_back(std::make_unique<CudaFused>());
         return s;
     }();
     return schedules;
@@ -56,6 +60,10 @@ const Schedule &schedule_or_error(const std::string &name) {
         fail("unknown schedule '" + name + "' (known: " + known + ")");
     }
     return *s;
+}
+
+void Schedule::online_attention(algorithm::OnlineAttentionFuncs &, bool, const Context &) const {
+    fail(std::string("schedule '") + name() + "' has no schedule for the online formulation");
 }
 
 int Context::param(const std::string &name, int fallback) const {

@@ -14,6 +14,7 @@
 #include "Halide.h"
 #include "algorithm/attention.h"
 #include "algorithm/mha.h"
+#include "algorithm/online_attention.h"
 #include "algorithm/projection.h"
 #include "algorithm/scores.h"
 #include "algorithm/softmax.h"
@@ -97,6 +98,26 @@ class Schedule {
     virtual void attention(algorithm::AttentionFuncs &f, bool with_probs,
                            const Context &ctx) const = 0;
     virtual void mha(algorithm::MhaFuncs &f, const Context &ctx) const = 0;
+
+    // Schedules of the online-softmax formulation of attention (algorithm/online_attention.h):
+    // a schedule that wants it says so, and the attention generator then builds that
+    // formulation and calls online_attention instead of attention.
+    virtual bool uses_online_softmax(const Context &ctx) const {
+        (void)ctx;
+        return false;
+    }
+    virtual void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
+                                  const Context &ctx) const;
+    // How the online formulation is blocked for this context (see online_attention.h).
+    struct OnlineLayout {
+        int key_block = 64;    // Keys per block.
+        int query_group = 32;  // Queries that walk the key blocks together.
+        int key_splits = 1;    // Runs of key blocks merged separately (decode steps).
+    };
+    virtual OnlineLayout online_layout(const Context &ctx) const {
+        (void)ctx;
+        return {};
+    }
 
     // The parameters of the composed attention that the autotuner may vary for this context
     // (its target and shape bucket); empty for a schedule without parameters.

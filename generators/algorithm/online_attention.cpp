@@ -1,0 +1,143 @@
+#include "online_attention.h"
+
+#include <limits>
+
+#include "dims.h"
+#include "numerics.h"
+
+namespace attngen::algorithm {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::Tuple;
+using Halide::Var;
+
+OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const Func &v,
+                                             const Func &key_lengths, const AttentionShape &shape,
+                                             const Expr &scale, bool causal, int key_block,
+                                             int query_group, int key_splits) {
+    const Dims &x = dims();
+    const Var t("t");
+    const int T = key_block;
+    const float lowest = std::numeric_limits<float>::lowest();
+    OnlineAttentionFuncs f;
+    f.q = q;
+    f.k = k;
+    f.v = v;
+    f.key_lengths = key_lengths;
+    f.key_block = T;
+    f.shape = shape;
+    f.causal = causal;
+    f.mask = define_key_mask(key_lengths, shape.nq, shape.nk, causal);
+    f.k_for_head = for_query_heads(k, shape, "k_for_head");
+    f.v_for_head = for_query_heads(v, shape, "v_for_head");
+    f.scores = define_scores(q, f.k_for_head, shape.d_k, scale, f.mask.end);
+    const Func &s = f.scores.scores;
+    const Expr end = f.mask.end(x.i, x.b);
+
+    // Per block: the maximum, the weights relative to it, their sum and the weighted values,
+    // over the block's allowed keys. The clamp changes no allowed key; it tells bounds
+    // inference, which ignores predicates, that no key past nk is read.
+    auto block_rdom = [&](const std::string &name) {
+        RDom r(0, T, name);
+        r.where(t * T + r < end);
+        return r;
+    };
+    auto key_of = [&](const RDom &r) { return Halide::min(t * T + r, shape.nk - 1); };
+
+    f.block_keys_max = block_rdom("block_keys_max");
+    f.block_max = Func("block_max");
+    f.block_max(t, x.i, x.h, x.b) = lowest;
+    f.block_max(t, x.i, x.h, x.b) =
+        Halide::max(f.block_max(t, x.i, x.h, x.b), s(key_of(f.block_keys_max), x.i, x.h, x.b));
+
+    f.block_weights = Func("block_weights");
+    f.block_weights(x.j, x.i, x.h, x.b) =
+        exp_f32(s(x.j, x.i, x.h, x.b) - f.block_max(x.j / T, x.i, x.h, x.b));
+
+    f.block_keys_sum = block_rdom("block_keys_sum");
+    f.block_sum = Func("block_sum");
+    f.block_sum(t, x.i, x.h, x.b) = 0.0f;
+    f.block_sum(t, x.i, x.h, x.b) += f.block_weights(key_of(f.block_keys_sum), x.i, x.h, x.b);
+
+    f.block_keys_acc = block_rdom("block_keys_acc");
+    f.block_acc = Func("block_acc");
+    f.block_acc(x.e, t, x.i, x.h, x.b) = 0.0f;
+    const Expr key = key_of(f.block_keys_acc);
+    f.block_acc(x.e, t, x.i, x.h, x.b) +=
+        f.block_weights(key, x.i, x.h, x.b) * f.v_for_head(x.e, key, x.h, x.b);
+
+    // The merge, block after block, over groups of query_group queries: a group walks the blocks
+    // that hold an allowed key of its last query, the one that sees the most keys, so the bound
+    // of the walk depends on the group alone and a schedule that keeps a group together skips the
+    // fully masked blocks of causal attention. For the group's other queries such a block holds
+    // no allowed key (block_max is lowest, block_sum and block_acc are 0), and merging it changes
+    // nothing. Queries past Nq in the last group read the last query's data; their rows are
+    // never output.
+    const Var ii("ii"), g("g"), c("c");
+    const int G = query_group;
+    const Expr group_last = Halide::min(g * G + (G - 1), shape.nq - 1);
+    const Expr row = Halide::min(g * G + ii, shape.nq - 1);
+    f.query_group = G;
+    f.key_splits = key_splits;
+    f.group_end = Func("group_end");
+    f.group_end(g, x.b) = f.mask.end(group_last, x.b);
+    // Folds a partial result (its maximum, sum and weighted values) into a running state.
+    auto merge = [&](const Tuple &state, const Expr &bm, const Expr &bl, const Expr &bacc) {
+        const Expr m = state[0], l = state[1], acc = state[2];
+        const Expr m_new = Halide::max(m, bm);
+        const Expr alpha = exp_f32(m - m_new), beta = exp_f32(bm - m_new);
+        return Tuple(m_new, l * alpha + bl * beta, acc * alpha + bacc * beta);
+    };
+    const Tuple empty(lowest, 0.0f, 0.0f);
+    const Expr num_blocks = (shape.nk + T - 1) / T;
+    f.running_grouped = Func("running_grouped");
+    f.running_grouped(x.e, ii, g, x.h, x.b) = empty;
+    if (key_splits <= 1) {
+        f.blocks = RDom(0, num_blocks, "blocks");
+        f.blocks.where(f.blocks * T < f.group_end(g, x.b));
+        f.running_grouped(x.e, ii, g, x.h, x.b) =
+            merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(f.blocks, row, x.h, x.b),
+                  f.block_sum(f.blocks, row, x.h, x.b), f.block_acc(x.e, f.blocks, row, x.h, x.b));
+    } else {
+        // Split keys (flash-decoding): split c merges its own run of blocks from an empty state,
+        // and the splits' results are merged in order. The merge is the same operation in both
+        // places, so the result is the one of a single walk up to rounding.
+        const Expr blocks_per_split = (num_blocks + key_splits - 1) / key_splits;
+        f.blocks = RDom(0, blocks_per_split, "blocks");
+        const Expr block = c * blocks_per_split + f.blocks;
+        f.blocks.where(block * T < f.group_end(g, x.b));
+        f.split_state = Func("split_state");
+        f.split_state(x.e, ii, c, g, x.h, x.b) = empty;
+        f.split_state(x.e, ii, c, g, x.h, x.b) =
+            merge(f.split_state(x.e, ii, c, g, x.h, x.b), f.block_max(block, row, x.h, x.b),
+                  f.block_sum(block, row, x.h, x.b), f.block_acc(x.e, block, row, x.h, x.b));
+        f.splits = RDom(0, key_splits, "splits");
+        const Tuple part = f.split_state(x.e, ii, f.splits, g, x.h, x.b);
+        f.running_grouped(x.e, ii, g, x.h, x.b) =
+            merge(f.running_grouped(x.e, ii, g, x.h, x.b), part[0], part[1], part[2]);
+    }
+    f.running = Func("running");
+    f.running(x.e, x.i, x.h, x.b) = f.running_grouped(x.e, x.i % G, x.i / G, x.h, x.b);
+
+    const Expr empty_row = end <= 0;
+    const Expr l = f.running(x.e, x.i, x.h, x.b)[1];
+    f.out = Func("out");
+    f.out(x.e, x.i, x.h, x.b) =
+        Halide::select(empty_row, 0.0f, f.running(x.e, x.i, x.h, x.b)[2] / l);
+    // Every value feature carries the same m and l; the first one's serve the row.
+    const Expr m0 = f.running(0, x.i, x.h, x.b)[0], l0 = f.running(0, x.i, x.h, x.b)[1];
+    f.lse = Func("lse");
+    f.lse(x.i, x.h, x.b) = Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
+                                          m0 + Halide::log(l0));
+    // The probabilities recompute the scores: the merge's scores live only inside a key block.
+    f.probs_scores =
+        define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k, scale, f.mask.end);
+    f.probs = Func("probs");
+    f.probs(x.j, x.i, x.h, x.b) = Halide::select(
+        x.j < end, exp_f32(f.probs_scores.scores(x.j, x.i, x.h, x.b) - f.lse(x.i, x.h, x.b)), 0.0f);
+    return f;
+}
+
+}  // namespace attngen::algorithm

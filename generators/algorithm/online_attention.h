@@ -1,0 +1,64 @@
+// Attention with an online softmax over blocks of keys (the FlashAttention recurrence): the same
+// result as define_attention (attention.h), computed so that no row of scores is ever needed
+// whole. Fused GPU kernels need this: a block of queries keeps a running maximum, sum and output
+// while it walks the keys block by block, each block's scores living only in fast memory.
+//
+// For query i and key block t (keys [tT, tT + T) of the allowed prefix):
+//   bm_t = max_j s_j,  bl_t = sum_j e^(s_j - bm_t),  bacc_t = sum_j e^(s_j - bm_t) v_j
+// relative to the block's own maximum, then merged in key order:
+//   m' = max(m, bm_t),  l' = l e^(m - m') + bl_t e^(bm_t - m'),
+//   acc' = acc e^(m - m') + bacc_t e^(bm_t - m')
+// and out = acc / l, lse = m + log l (see online_attention.cpp for the grouping of queries
+// that lets causal attention skip whole blocks). Blocks past the end of a query's allowed keys are
+// not visited; a row with no allowed key gives out = 0 and lse = -inf as in attention.h.
+#pragma once
+
+#include "Halide.h"
+#include "attention.h"
+#include "mask.h"
+#include "scores.h"
+
+namespace attngen::algorithm {
+
+struct OnlineAttentionFuncs {
+    Halide::Func q, k, v;                 // The inputs; k and v indexed by key/value head.
+    Halide::Func k_for_head, v_for_head;  // k and v indexed by query head.
+    Halide::Func key_lengths;
+    KeyMask mask;
+    ScoresFuncs scores;
+    int key_block = 0;           // T, keys per block.
+    Halide::Func block_max;      // block_max(t, i, h, b) = bm_t.
+    Halide::Func block_weights;  // block_weights(j, i, h, b) = e^(s_j - bm_{j / T}).
+    Halide::Func block_sum;      // block_sum(t, i, h, b) = bl_t.
+    Halide::Func block_acc;      // block_acc(e, t, i, h, b) = bacc_t.
+    int query_group = 0;         // G, queries that walk the key blocks together.
+    int key_splits = 1;          // S, runs of key blocks merged separately, then together.
+    Halide::Func group_end;      // group_end(g, b): allowed keys of group g's last query.
+    // running_grouped(e, ii, g, h, b) = Tuple(m, l, acc) of query g * G + ii, merged over the
+    // blocks t; running(e, i, h, b) is the same indexed by query.
+    Halide::Func running_grouped, running;
+    // With S > 1: split_state(e, ii, c, g, h, b), the merge of split c's blocks, and
+    // running_grouped merges the splits over the RDom splits.
+    Halide::Func split_state;
+    Halide::RDom splits;
+    Halide::RDom block_keys_max, block_keys_sum, block_keys_acc;  // Keys of a block.
+    Halide::RDom blocks;       // The merge over t (over one split's blocks when S > 1).
+    ScoresFuncs probs_scores;  // The scores again, for probs only.
+    Halide::Func out;          // out(e, i, h, b).
+    Halide::Func lse;          // lse(i, h, b).
+    Halide::Func probs;        // probs(j, i, h, b) = e^(s_j - lse), 0 where masked.
+    AttentionShape shape;
+    bool causal = false;
+};
+
+// key_block: keys per block; query_group: queries per group (a divisor or multiple of the
+// schedule's tiles); key_splits: S > 1 splits each group's walk over the keys into S runs that a
+// schedule can compute in parallel (decode steps). All three are a schedule's choices, fixed
+// when the kernel is generated.
+OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
+                                             const Halide::Func &v, const Halide::Func &key_lengths,
+                                             const AttentionShape &shape, const Halide::Expr &scale,
+                                             bool causal, int key_block, int query_group,
+                                             int key_splits);
+
+}  // namespace attngen::algorithm

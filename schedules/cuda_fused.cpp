@@ -1,0 +1,244 @@
+#include "cuda_fused.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "algorithm/dims.h"
+#include "algorithm/mask.h"
+#include "cuda_tiled.h"
+
+namespace attngen::schedules {
+
+using Halide::Func;
+using Halide::RVar;
+using Halide::TailStrategy;
+using Halide::Var;
+
+namespace {
+
+constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
+
+// Keys per block of the online softmax. 32 keys make the score tile of a group 32 x 32, one
+// score per thread of a 1024-thread block at most, and keep the shared memory of a block (K and
+// V tiles of 32 rows, scores and weights) at 4 * (32 * (d_k + d_v) + 2 * 32 * 32) bytes: 40 KiB
+// for head dims of 128, inside the 48 KiB a kernel gets without opting in to more.
+constexpr int kKeyBlock = 32;
+
+// Value features per thread group: 16 threads share a query's value features (thread e0 takes
+// features e0, e0 + 16, ...), so 16 x 32 queries = 512 threads hold a group's running output.
+constexpr int kValueThreads = 16;
+
+// Queries per group: 32, the causal group of mask.h, so that a group's walk ends at the last key
+// block its last query sees. A decode kernel (at most max_queries queries) groups only those.
+constexpr int kQueryGroup = algorithm::kCausalGroup;
+
+// Key splits of a decode kernel (flash-decoding). A decode step has one group per head, B * H
+// thread blocks, too few for a GPU with 100+ multiprocessors; 16 splits give B * H * 16 (512 for
+// 32 heads) blocks that each walk 1/16 of the cache, and a short second kernel merges them.
+constexpr int kDecodeKeySplits = 16;
+
+// The Func whose update walks the key blocks: the running state itself, or with key splits the
+// state of each split.
+Func walker(const algorithm::OnlineAttentionFuncs &f) {
+    return f.key_splits > 1 ? f.split_state : f.running_grouped;
+}
+
+// The CPU schedule of the online algorithm, for CPU entries of a library with a CUDA entry.
+void cpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Context &ctx) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    Func walk = walker(f);
+    // The walker's dimensions: e, ii, [c,] g, h, b. Everything but e and ii is an independent
+    // task: groups of queries, key splits, heads and batch elements.
+    const std::vector<Var> args = walk.args();
+    const Var ii = args[1];
+    Var task = args[2];
+    walk.compute_root();
+    for (std::size_t a = 3; a < args.size(); a++) {
+        Var fused(task.name() + "_" + args[a].name());
+        walk.fuse(task, args[a], fused);
+        task = fused;
+    }
+    walk.parallel(task).vectorize(v.e, vec, kGuard);
+    Halide::Stage update = walk.update();
+    std::vector<Halide::VarOrRVar> order = {v.e, Halide::RVar(f.blocks), ii};
+    for (std::size_t a = 2; a < args.size(); a++) order.push_back(args[a]);
+    update.reorder(order);
+    task = args[2];
+    for (std::size_t a = 3; a < args.size(); a++) {
+        Var fused(task.name() + "_" + args[a].name());
+        update.fuse(task, args[a], fused);
+        task = fused;
+    }
+    update.parallel(task).vectorize(v.e, vec, kGuard);
+    if (f.key_splits > 1) {
+        Func running = f.running_grouped;
+        running.compute_root().vectorize(v.e, vec, kGuard);
+        running.update().vectorize(v.e, vec, kGuard);
+    }
+    // One query's key block at a time: its scores, maximum, weights and sum, then the weighted
+    // values as vectors of value features.
+    const Halide::RVar blocks(f.blocks);
+    Func(f.scores.scores).compute_at(walk, blocks).vectorize(v.j, vec, kGuard);
+    Func(f.scores.dot).compute_at(walk, blocks).vectorize(v.j, vec, kGuard);
+    Func(f.scores.dot).update().reorder(v.j, f.scores.d).vectorize(v.j, vec, kGuard);
+    f.block_max.compute_at(walk, blocks);
+    f.block_weights.compute_at(walk, blocks).vectorize(v.j, vec, kGuard);
+    f.block_sum.compute_at(walk, blocks);
+    f.block_acc.compute_at(walk, blocks).vectorize(v.e, vec, kGuard);
+    f.block_acc.update().vectorize(v.e, vec, kGuard);
+
+    Func(f.out).compute_root().parallel(v.b).parallel(v.h).vectorize(v.e, vec, kGuard);
+    Func(f.lse).compute_root().parallel(v.b).parallel(v.h).vectorize(v.i, vec, kGuard);
+    if (with_probs) {
+        Func probs = f.probs;
+        probs.compute_root().parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
+        Func(f.probs_scores.dot).compute_at(probs, v.i).vectorize(v.j, vec, kGuard);
+        Func(f.probs_scores.dot)
+            .update()
+            .reorder(v.j, f.probs_scores.d)
+            .vectorize(v.j, vec, kGuard);
+    }
+}
+
+// Schedules a state Func(e, ii, outer...) of the online merge on the GPU: a thread block per
+// combination of the outer dimensions (at most three, the fused heads and batch elements last),
+// its threads split the value features (kValueThreads) and the group's queries; the update
+// keeps the same threads inside its serial reduction.
+void gpu_state(Func state, const Halide::RVar &reduction) {
+    const auto &v = algorithm::dims();
+    const std::vector<Var> args = state.args();
+    const Var ii = args[1];
+    Var hb("hb"), eo("eo"), ei("ei");
+    std::vector<Var> blocks(args.begin() + 2, args.end() - 2);
+    blocks.push_back(hb);
+    auto apply = [&](auto &&stage, bool with_reduction) {
+        stage.fuse(v.h, v.b, hb).split(v.e, eo, ei, kValueThreads, kGuard);
+        std::vector<Halide::VarOrRVar> order = {eo, ei, ii};
+        if (with_reduction) order.push_back(reduction);
+        for (const Var &b : blocks) order.push_back(b);
+        stage.reorder(order);
+        if (blocks.size() == 3) {
+            stage.gpu_blocks(blocks[0], blocks[1], blocks[2]);
+        } else {
+            stage.gpu_blocks(blocks[0], blocks[1]);
+        }
+        stage.gpu_threads(ei, ii);
+    };
+    state.compute_root();
+    apply(state, false);
+    Halide::Stage update = state.update();
+    apply(update, true);
+}
+
+void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs) {
+    const auto &v = algorithm::dims();
+    Func walk = walker(f);
+    const Halide::RVar blocks(f.blocks);
+    // The walk over key blocks is a serial loop of each thread block; each step's tiles are
+    // computed by all of its threads.
+    gpu_state(walk, blocks);
+    if (f.key_splits > 1) gpu_state(f.running_grouped, Halide::RVar(f.splits));
+    Var dt("dt"), dr("dr");
+    // The block's K and V rows, staged in shared memory: 32 threads per row read consecutive
+    // features, one row per thread row.
+    for (Func staged : {Func(f.k_for_head), Func(f.v_for_head)}) {
+        staged.compute_at(walk, blocks)
+            .split(v.d, dr, dt, 32, kGuard)
+            .reorder(dr, dt, v.j)
+            .gpu_threads(dt, v.j);
+    }
+    // The block's scores, one per thread, each a dot product in registers.
+    Func(f.scores.scores).compute_at(walk, blocks).gpu_threads(v.j, v.i);
+    Func(f.scores.dot).compute_at(f.scores.scores, v.j);
+    // Each query's maximum and sum over the block's keys, one thread per query.
+    f.block_max.compute_at(walk, blocks).gpu_threads(v.i);
+    f.block_max.update().gpu_threads(v.i);
+    f.block_weights.compute_at(walk, blocks).gpu_threads(v.j, v.i);
+    f.block_sum.compute_at(walk, blocks).gpu_threads(v.i);
+    f.block_sum.update().gpu_threads(v.i);
+    // The block's weighted values for one (query, value feature), in a register of its thread.
+    Var eo("eo");
+    f.block_acc.compute_at(walk, eo);
+
+    Var hb("hb"), eo2("eo2"), ei2("ei2"), io("io"), ii2("ii2");
+    Func(f.out)
+        .compute_root()
+        .fuse(v.h, v.b, hb)
+        .tile(v.e, v.i, eo2, io, ei2, ii2, 32, 8, kGuard)
+        .gpu_blocks(eo2, io, hb)
+        .gpu_threads(ei2, ii2);
+    Func(f.lse)
+        .compute_root()
+        .fuse(v.h, v.b, hb)
+        .split(v.i, io, ii2, 256, kGuard)
+        .gpu_blocks(io, hb)
+        .gpu_threads(ii2);
+    if (with_probs) {
+        Var jo("jo"), ji("ji");
+        Func probs = f.probs;
+        probs.compute_root()
+            .fuse(v.h, v.b, hb)
+            .tile(v.j, v.i, jo, io, ji, ii2, 32, 8, kGuard)
+            .gpu_blocks(jo, io, hb)
+            .gpu_threads(ji, ii2);
+        Func(f.probs_scores.dot).compute_at(probs, ji);
+    }
+}
+
+}  // namespace
+
+bool CudaFused::uses_online_softmax(const Context &) const {
+    return true;
+}
+
+Schedule::OnlineLayout CudaFused::online_layout(const Context &ctx) const {
+    OnlineLayout layout;
+    layout.key_block = kKeyBlock;
+    layout.query_group = kQueryGroup;
+    if (ctx.max_queries > 0) {
+        layout.query_group = std::min(ctx.max_queries, kQueryGroup);
+        layout.key_splits = kDecodeKeySplits;
+    }
+    return layout;
+}
+
+void CudaFused::online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
+                                 const Context &ctx) const {
+    if (targets_gpu(ctx)) {
+        gpu_online(f, with_probs);
+    } else {
+        cpu_online(f, with_probs, ctx);
+    }
+}
+
+// The attention generator never calls this (uses_online_softmax is always true); the composed
+// formulation gets cuda_tiled's schedule for completeness.
+void CudaFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
+    CudaTiled().attention(f, with_probs, ctx);
+}
+
+void CudaFused::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
+    CudaTiled().projection(f, ctx);
+}
+
+void CudaFused::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
+                       const Context &ctx) const {
+    CudaTiled().scores(f, mask, ctx);
+}
+
+void CudaFused::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
+                        const Context &ctx) const {
+    CudaTiled().softmax(f, mask, ctx);
+}
+
+void CudaFused::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
+                             const Context &ctx) const {
+    CudaTiled().weighted_sum(f, mask, ctx);
+}
+
+void CudaFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
+    CudaTiled().mha(f, ctx);
+}
+
+}  // namespace attngen::schedules

@@ -1,0 +1,192 @@
+#include "cuda_tiled.h"
+
+#include <vector>
+
+#include "algorithm/dims.h"
+#include "cpu_tiled.h"
+
+namespace attngen::schedules {
+
+using Halide::Func;
+using Halide::RVar;
+using Halide::TailStrategy;
+using Halide::Var;
+using Halide::VarOrRVar;
+
+namespace {
+
+// Sequence lengths and head dims are arbitrary, so every split guards its tail; GuardWithIf also
+// keeps the regions that a tile reads inside the inputs.
+constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
+
+// GEMM tiles. A thread accumulates a 4 x 4 tile of outputs in registers: 16 accumulators and the
+// 8 operands of a step stay far below the 255 registers a thread may use, and each operand
+// loaded is used 4 times. 16 x 16 threads per block give 256 threads (8 warps, enough to hide
+// memory latency on every architecture since sm_80) and a 64 x 64 output tile per block.
+constexpr int kRegisterTile = 4;
+constexpr int kThreadsPerSide = 16;
+constexpr int kBlockTile = kRegisterTile * kThreadsPerSide;
+
+// Lanes of a warp: the softmax reduces a row with one warp.
+constexpr int kWarp = 32;
+// Rows of the softmax per thread block: 8 warps, as for the GEMMs.
+constexpr int kRowsPerBlock = 8;
+
+// Schedules out(x, y, rest...) = epilogue(acc(x, y, rest...)) as a register-tiled GEMM: x is the
+// contiguous output dimension, y the rows; rest are fused into the third block dimension. acc,
+// whose update reduces over reduction, is computed per thread in registers. x is the innermost
+// dimension of each thread's tile so that its loads and stores are 4-wide vectors.
+void gpu_gemm(Func out, Func acc, const Var &x, const Var &y, const std::vector<Var> &rest) {
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
+    out.compute_root()
+        .split(x, xo, xi, kBlockTile, kGuard)
+        .split(y, yo, yi, kBlockTile, kGuard)
+        .split(xi, tx, xr, kRegisterTile, kGuard)
+        .split(yi, ty, yr, kRegisterTile, kGuard);
+    std::vector<VarOrRVar> order = {xr, yr, tx, ty, xo, yo};
+    for (const Var &r : rest) order.push_back(r);
+    out.reorder(order);
+    Var outer = yo;
+    if (!rest.empty()) {
+        Var fused = rest[0];
+        for (size_t k = 1; k < rest.size(); k++) {
+            Var next(fused.name() + "_" + rest[k].name());
+            out.fuse(fused, rest[k], next);
+            fused = next;
+        }
+        out.gpu_blocks(xo, yo, fused);
+    } else {
+        out.gpu_blocks(xo, yo);
+    }
+    out.gpu_threads(tx, ty).unroll(xr).unroll(yr);
+
+    acc.compute_at(out, tx)
+        .bound_storage(x, kRegisterTile)
+        .bound_storage(y, kRegisterTile)
+        .unroll(x)
+        .unroll(y);
+    for (int u = 0; u < acc.num_update_definitions(); u++) {
+        acc.update(u).unroll(x).unroll(y);
+        // The reduction loop stays outside the register tile: each step loads one column of
+        // operands and updates all 16 accumulators.
+        std::vector<VarOrRVar> update_order = {x, y};
+        for (const auto &r : acc.update(u).get_schedule().rvars())
+            update_order.push_back(RVar(r.var));
+        acc.update(u).reorder(update_order);
+    }
+}
+
+// A row reduction (row_max or row_sum, row(i, h, b)) by warps: the 32 lanes of a warp split the
+// allowed keys of a row (lane l takes keys 32k + l, so that a warp reads 32 consecutive scores at
+// a time), a block holds the warps of 8 rows, and one thread per row then combines its warp's 32
+// partial results from shared memory. The band update of causal masks, at most kCausalGroup
+// keys, runs in one thread per row.
+void gpu_row_reduction(Func row, const Halide::RDom &dense) {
+    const auto &v = algorithm::dims();
+    Var io("io"), ii("ii"), lane("lane"), hb("hb");
+    row.compute_root()
+        .fuse(v.h, v.b, hb)
+        .split(v.i, io, ii, kRowsPerBlock, kGuard)
+        .gpu_blocks(io, hb)
+        .gpu_threads(ii);
+    RVar ko("ko"), ki("ki");
+    Func partial = row.update(0).split(RVar(dense.x), ko, ki, kWarp, kGuard).rfactor(ki, lane);
+    row.update(0)
+        .fuse(v.h, v.b, hb)
+        .split(v.i, io, ii, kRowsPerBlock, kGuard)
+        .gpu_blocks(io, hb)
+        .gpu_threads(ii);
+    // The partial results of the block's rows, in shared memory.
+    partial.compute_at(row, io).gpu_threads(lane, v.i);
+    partial.update(0).reorder(lane, v.i, ko).gpu_threads(lane, v.i);
+    for (int u = 1; u < row.num_update_definitions(); u++) {
+        row.update(u)
+            .fuse(v.h, v.b, hb)
+            .split(v.i, io, ii, kRowsPerBlock, kGuard)
+            .gpu_blocks(io, hb)
+            .gpu_threads(ii);
+    }
+}
+
+// An element-wise Func f(x, y, h, b) with one thread per element, 32 x 8 per block.
+void gpu_pointwise(Func f, const Var &x, const Var &y) {
+    const auto &v = algorithm::dims();
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), hb("hb");
+    f.compute_root()
+        .fuse(v.h, v.b, hb)
+        .tile(x, y, xo, yo, xi, yi, kWarp, kRowsPerBlock, kGuard)
+        .gpu_blocks(xo, yo, hb)
+        .gpu_threads(xi, yi);
+}
+
+// A per-row Func f(i, h, b) with one thread per row.
+void gpu_rows(Func f) {
+    const auto &v = algorithm::dims();
+    Var io("io"), ii("ii"), hb("hb");
+    f.compute_root()
+        .fuse(v.h, v.b, hb)
+        .split(v.i, io, ii, kWarp * kRowsPerBlock, kGuard)
+        .gpu_blocks(io, hb)
+        .gpu_threads(ii);
+}
+
+}  // namespace
+
+bool targets_gpu(const Context &ctx) {
+    return ctx.target.has_gpu_feature();
+}
+
+void CudaTiled::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
+    if (!targets_gpu(ctx)) return CpuTiled().projection(f, ctx);
+    const auto &v = algorithm::dims();
+    gpu_gemm(f.y, f.product, v.o, v.n, {v.b});
+}
+
+void CudaTiled::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
+                       const Context &ctx) const {
+    if (!targets_gpu(ctx)) return CpuTiled().scores(f, mask, ctx);
+    const auto &v = algorithm::dims();
+    gpu_gemm(f.scores, f.dot, v.j, v.i, {v.h, v.b});
+}
+
+void CudaTiled::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
+                        const Context &ctx) const {
+    if (!targets_gpu(ctx)) return CpuTiled().softmax(f, mask, ctx);
+    const auto &v = algorithm::dims();
+    gpu_row_reduction(f.row_max, f.max_keys);
+    gpu_pointwise(f.weights, v.j, v.i);
+    gpu_row_reduction(f.row_sum, f.sum_keys);
+    gpu_pointwise(f.probs, v.j, v.i);
+    gpu_rows(f.lse);
+}
+
+void CudaTiled::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
+                             const Context &ctx) const {
+    if (!targets_gpu(ctx)) return CpuTiled().weighted_sum(f, mask, ctx);
+    const auto &v = algorithm::dims();
+    gpu_gemm(f.out, f.acc, v.e, v.i, {v.h, v.b});
+}
+
+void CudaTiled::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
+    if (!targets_gpu(ctx)) return CpuTiled().attention(f, with_probs, ctx);
+    // Each stage is its own kernel over all heads; the scores and the weights are materialized
+    // in device memory between them.
+    scores(f.scores, f.mask, ctx);
+    softmax(f.softmax, f.mask, ctx);
+    weighted_sum(f.weighted_sum, f.mask, ctx);
+}
+
+void CudaTiled::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
+    if (!targets_gpu(ctx)) return CpuTiled().mha(f, ctx);
+    const auto &v = algorithm::dims();
+    for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) projection(*proj, ctx);
+    attention(f.attention, false, ctx);
+    Var oo("oo"), oi("oi"), no("no"), ni("ni");
+    Func(f.concat)
+        .compute_root()
+        .tile(v.o, v.n, oo, no, oi, ni, kWarp, kRowsPerBlock, kGuard)
+        .gpu_blocks(oo, no, v.b)
+        .gpu_threads(oi, ni);
+}
+
+}  // namespace attngen::schedules
