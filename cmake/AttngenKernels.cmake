@@ -4,7 +4,11 @@
 #   attngen_add_kernel(OP attention|mha|projection|scores|softmax|weighted_sum
 #                      SCHEDULE <name> [CAUSAL] [PROBS]
 #                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n] [MAX_QUERIES n]
-#                      [TUNING "name=value,..."])
+#                      [TUNING "name=value,..."] [CUDA])
+#
+# CUDA compiles the kernel for ${ATTNGEN_CUDA_TARGETS} instead: a CUDA entry (host code and PTX)
+# first, then a CPU entry that runs where no CUDA device is usable; the runtime's target check
+# (runtime/src/cpu_targets.cpp) picks the CUDA entry only when it finds a device.
 #
 # MAX_QUERIES n makes a kernel for calls with at most n queries (decode steps); the runtime
 # prefers it for such calls. TUNING overrides the schedule's parameters.
@@ -60,7 +64,7 @@ function(_attngen_kernel_name OUT)
 endfunction()
 
 function(attngen_add_kernel)
-    set(flags CAUSAL PROBS)
+    set(flags CAUSAL PROBS CUDA)
     set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING)
     cmake_parse_arguments(K "${flags}" "${values}" "" ${ARGN})
     if (K_UNPARSED_ARGUMENTS)
@@ -132,11 +136,18 @@ function(attngen_add_kernel)
     if (K_SCHEDULE IN_LIST ATTNGEN_AUTOSCHEDULERS)
         set(autoscheduler AUTOSCHEDULER Halide::${K_SCHEDULE})
     endif ()
+    set(targets ${ATTNGEN_TARGETS})
+    if (K_CUDA)
+        if (NOT ATTNGEN_CUDA)
+            message(FATAL_ERROR "attngen_add_kernel: CUDA needs ATTNGEN_CUDA=ON")
+        endif ()
+        set(targets ${ATTNGEN_CUDA_TARGETS})
+    endif ()
     add_halide_library(${name}
         FROM attngen_generators
         GENERATOR ${K_OP}
         FUNCTION_NAME ${name}
-        TARGETS ${ATTNGEN_TARGETS}
+        TARGETS ${targets}
         FEATURES user_context
         ${use_runtime}
         ${autoscheduler}
@@ -157,7 +168,12 @@ function(attngen_add_kernel)
         set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_${v} "${K_${v}}")
     endforeach ()
     set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_TUNING "${K_TUNING}")
-    foreach (v IN ITEMS CAUSAL PROBS)
+    string(REPLACE ";" "," targets "${targets}")
+    set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_TARGETS "${targets}")
+    if (K_CUDA)
+        set_property(GLOBAL APPEND PROPERTY ATTNGEN_CUDA_KERNELS ${name})
+    endif ()
+    foreach (v IN ITEMS CAUSAL PROBS CUDA)
         if (K_${v})
             set_property(GLOBAL PROPERTY ATTNGEN_KERNEL_${name}_${v} true)
         else ()
@@ -169,11 +185,11 @@ endfunction()
 # Writes the runtime's table of kernels (a C++ source) to OUTPUT from the kernels added so far.
 function(attngen_write_registry OUTPUT)
     get_property(kernels GLOBAL PROPERTY ATTNGEN_KERNELS)
-    string(REPLACE ";" "," targets "${ATTNGEN_TARGETS}")
     set(includes "")
     set(entries "")
     foreach (k IN LISTS kernels)
-        foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING CAUSAL PROBS)
+        foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING CAUSAL PROBS CUDA
+                          TARGETS)
             get_property(${v} GLOBAL PROPERTY ATTNGEN_KERNEL_${k}_${v})
         endforeach ()
         string(APPEND includes "#include \"${k}.h\"\n")
@@ -188,9 +204,9 @@ function(attngen_write_registry OUTPUT)
             set(attention_fn "&${k}")
         endif ()
         string(APPEND entries
-            "    {\"${k}\", Op::${OP}, \"${SCHEDULE}\", \"${targets}\", \"${TUNING}\", ${CAUSAL}, "
+            "    {\"${k}\", Op::${OP}, \"${SCHEDULE}\", \"${TARGETS}\", \"${TUNING}\", ${CAUSAL}, "
             "${PROBS}, ${HEADS}, ${KV_HEADS}, ${D_K}, ${D_V}, ${MAX_QUERIES}, ${attention_fn}, "
-            "${probs_fn}, ${mha_fn}},\n")
+            "${probs_fn}, ${mha_fn}, ${CUDA}},\n")
     endforeach ()
     # A build may compile no kernel of a kind; C++ has no empty arrays, so such a table holds
     # one unused zero entry.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "cuda_device.h"
 #include "dispatch.h"
 #include "halide_call.h"
 #include "validate.h"
@@ -76,6 +77,33 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
             ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], *outputs[b]));
         }
     }
+    // Where the call runs: tensors in device memory need a CUDA kernel, and so does a placement
+    // that asks for one; kCudaOrCpu falls back to the CPU kernels when no device is usable.
+    bool device_tensors = false;
+    for (const TensorView *t : {&args.q, &args.k, &args.v, &args.out}) {
+        device_tensors |= t->device == Device::kCuda;
+    }
+    for (const auto *t : {&args.lse, &args.probs}) {
+        device_tensors |= t->has_value() && (*t)->device == Device::kCuda;
+    }
+    if (args.key_lengths && args.key_lengths->device != Device::kCpu) {
+        return Status::InvalidArgument(
+            "key_lengths is in device memory; pass it in host memory (B integers)");
+    }
+    if (device_tensors && args.placement == Placement::kCpu) {
+        return Status::InvalidArgument(
+            "a tensor is in CUDA device memory but the placement is kCpu; use Placement::kCuda");
+    }
+    bool use_cuda = device_tensors || args.placement != Placement::kCpu;
+    if (use_cuda) {
+        Status device = detail::cuda_device_status();
+        if (!device.ok()) {
+            if (device_tensors || args.placement == Placement::kCuda) {
+                return Status::Unavailable("the call needs a CUDA device: " + device.message());
+            }
+            use_cuda = false;
+        }
+    }
     float scale = args.scale ? *args.scale : 1.0f / std::sqrt(static_cast<float>(d_k));
     if (!std::isfinite(scale)) {
         return Status::InvalidArgument("scale is " + std::to_string(scale) +
@@ -92,6 +120,7 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
     request.d_k = d_k;
     request.d_v = d_v;
     request.queries = nq;
+    request.cuda = use_cuda;
     const detail::KernelEntry *kernel = given;
     if (kernel != nullptr) {
         ATTNGEN_RETURN_IF_ERROR(detail::check_kernel_fits(*kernel, request));
@@ -113,17 +142,43 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
 
     detail::HalideView hq(args.q), hk(args.k), hv(args.v), hout(args.out), hlse(lse_view),
         hlengths(lengths_view);
+    std::optional<detail::HalideView> hprobs;
+    if (args.probs) hprobs.emplace(*args.probs);
     detail::CallContext context;
+    std::vector<detail::HalideView *> inputs{&hq, &hk, &hv, &hlengths};
+    std::vector<detail::HalideView *> results{&hout, &hlse};
+    if (hprobs) results.push_back(&*hprobs);
+    // Releases the device copies and attachments, even after a failure, so that nothing leaks.
+    auto release_all = [&]() {
+        Status first = Status::Ok();
+        for (auto *views : {&inputs, &results}) {
+            for (auto *view : *views) {
+                Status s = view->release_device(&context, views == &results);
+                if (first.ok()) first = s;
+            }
+        }
+        return first;
+    };
+    for (auto *views : {&inputs, &results}) {
+        for (auto *view : *views) {
+            Status attached = view->attach_device(&context);
+            if (!attached.ok()) {
+                (void)release_all();
+                return attached;
+            }
+        }
+    }
     int result;
     if (kernel->attention_probs != nullptr) {
-        detail::HalideView hprobs(*args.probs);
         result = kernel->attention_probs(&context, hq.get(), hk.get(), hv.get(), hlengths.get(),
-                                         scale, hout.get(), hlse.get(), hprobs.get());
+                                         scale, hout.get(), hlse.get(), hprobs->get());
     } else {
         result = kernel->attention(&context, hq.get(), hk.get(), hv.get(), hlengths.get(), scale,
                                    hout.get(), hlse.get());
     }
-    return context.finish(kernel->name, result);
+    Status moved = release_all();
+    Status status = context.finish(kernel->name, result);
+    return status.ok() ? moved : status;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "HalideRuntime.h"
+#include "cuda_device.h"
 
 namespace attngen::detail {
 
@@ -37,6 +38,8 @@ constexpr NamedFeature kCpuFeatures[] = {
     {"armv81a", halide_target_feature_armv81a},
     {"sve", halide_target_feature_sve},
     {"sve2", halide_target_feature_sve2},
+    // Not a CPU feature, but a machine one: an entry with it needs a CUDA device.
+    {"cuda", halide_target_feature_cuda},
 };
 
 // Features forbidden by each value of ATTNGEN_MAX_CPU_ISA.
@@ -87,10 +90,15 @@ bool has(int count, const uint64_t *features, halide_target_feature_t f) {
     return word < count && (features[word] >> (f % 64)) & 1;
 }
 
+// Halide's multitarget kernels ask this which of their entries may run, most capable first, and
+// cache the first yes. Halide's default answer checks CPU features only, and would pick a CUDA
+// entry on a machine without a GPU; a CUDA entry is therefore usable only when the driver
+// probe finds a device.
 int can_use_target_features(int count, const uint64_t *features) {
     for (auto f : limit().forbidden) {
         if (has(count, features, f)) return 0;
     }
+    if (has(count, features, halide_target_feature_cuda) && !cuda_device_status().ok()) return 0;
     return halide_default_can_use_target_features(count, features);
 }
 

@@ -9,6 +9,8 @@
 namespace attngen::detail {
 
 const char *const kScheduleOrder[] = {"cpu_fused", "cpu_tiled", "cpu_basic", "reference", nullptr};
+// The same for calls that run on a CUDA device.
+const char *const kCudaScheduleOrder[] = {"cuda_fused", "cuda_tiled", nullptr};
 
 namespace {
 
@@ -47,6 +49,17 @@ std::string describe(const KernelRequest &r, const std::string &schedule) {
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
     ATTNGEN_RETURN_IF_ERROR(cpu_isa_limit_status());
     std::string schedule = request.schedule;
+    if (schedule.empty() && request.cuda) {
+        for (const char *const *s = kCudaScheduleOrder; *s != nullptr && schedule.empty(); s++) {
+            for (std::size_t n = 0; n < kNumKernels; n++) {
+                if (kKernels[n].cuda && *s == std::string(kKernels[n].schedule)) schedule = *s;
+            }
+        }
+        if (schedule.empty()) {
+            return Status::NotFound(
+                "this build compiled no CUDA kernels (configure with -DATTNGEN_CUDA=ON)");
+        }
+    }
     if (schedule.empty()) {
         auto available = available_schedules();
         if (available.empty()) return Status::NotFound("this build compiled no kernels");
@@ -59,6 +72,7 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
         if (schedule != k.schedule) continue;
         schedule_known = true;
         if (k.op != request.op || k.causal != request.causal || k.probs != request.probs) continue;
+        if (request.cuda && !k.cuda) continue;
         if (!matches(k.heads, request.heads) || !matches(k.kv_heads, request.kv_heads) ||
             !matches(k.d_k, request.d_k) || !matches(k.d_v, request.d_v) ||
             (k.max_queries > 0 && request.queries > k.max_queries)) {
@@ -75,7 +89,8 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
         for (const auto &name : available_schedules()) known += (known.empty() ? "" : ", ") + name;
         return Status::NotFound("unknown schedule '" + schedule + "'; this build has: " + known);
     }
-    return Status::NotFound("this build has no " + describe(request, schedule));
+    return Status::NotFound("this build has no " + describe(request, schedule) +
+                            (request.cuda ? " for CUDA" : ""));
 }
 
 Status check_kernel_fits(const KernelEntry &k, const KernelRequest &r) {

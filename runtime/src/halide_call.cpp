@@ -4,6 +4,10 @@
 
 #include "allocator.h"
 
+#ifdef ATTNGEN_HAVE_CUDA
+#include "HalideRuntimeCuda.h"
+#endif
+
 namespace attngen::detail {
 
 namespace {
@@ -44,10 +48,56 @@ HalideView::HalideView(const TensorView &view) {
         dims_[d].stride = static_cast<int32_t>(view.strides[rank - 1 - d]);
         dims_[d].flags = 0;
     }
-    buffer_.host = static_cast<uint8_t *>(view.data);
+    // A device view's pointer is attached by attach_device; the buffer has no host memory.
+    buffer_.host = view.device == Device::kCpu ? static_cast<uint8_t *>(view.data) : nullptr;
+    device_pointer_ = view.device == Device::kCuda ? reinterpret_cast<uint64_t>(view.data) : 0;
     buffer_.type = halide_type_of(view.dtype);
     buffer_.dimensions = rank;
     buffer_.dim = dims_;
+}
+
+Status HalideView::attach_device(void *user_context) {
+    if (device_pointer_ == 0) return Status::Ok();
+#ifdef ATTNGEN_HAVE_CUDA
+    int result = halide_cuda_wrap_device_ptr(user_context, &buffer_, device_pointer_);
+    if (result != halide_error_code_success) {
+        return Status(
+            StatusCode::kKernelError,
+            "could not attach a CUDA device pointer (Halide error " + std::to_string(result) + ")");
+    }
+    wrapped_ = true;
+    return Status::Ok();
+#else
+    (void)user_context;
+    return Status::Unavailable(
+        "a tensor is in CUDA device memory, but this build has no CUDA kernels "
+        "(configure with -DATTNGEN_CUDA=ON)");
+#endif
+}
+
+Status HalideView::release_device(void *user_context, bool is_output) {
+    if (buffer_.device == 0) return Status::Ok();
+    int result = halide_error_code_success;
+#ifdef ATTNGEN_HAVE_CUDA
+    if (wrapped_) {
+        // The caller owns the memory; it must be complete before the call returns.
+        result = halide_device_sync(user_context, &buffer_);
+        int detached = halide_cuda_detach_device_ptr(user_context, &buffer_);
+        if (result == halide_error_code_success) result = detached;
+        wrapped_ = false;
+    } else
+#endif
+    {
+        if (is_output) result = halide_copy_to_host(user_context, &buffer_);
+        int freed = halide_device_free(user_context, &buffer_);
+        if (result == halide_error_code_success) result = freed;
+    }
+    if (result != halide_error_code_success) {
+        return Status(StatusCode::kKernelError,
+                      "moving a result off the CUDA device failed (Halide error " +
+                          std::to_string(result) + ")");
+    }
+    return Status::Ok();
 }
 
 CallContext::CallContext() {

@@ -21,8 +21,19 @@ class HalideView {
 
     halide_buffer_t *get() { return &buffer_; }
 
+    // Before the call: a view of CUDA device memory is attached to the buffer as its device
+    // allocation (no copy). kUnavailable in a build without CUDA kernels.
+    Status attach_device(void *user_context);
+
+    // After the call. A CUDA kernel that ran on host tensors left copies on the device: an output
+    // is copied back (is_output), and the device copies are freed. A device tensor is waited for
+    // and detached; its memory stays the caller's. Nothing to do after a CPU entry ran.
+    Status release_device(void *user_context, bool is_output);
+
   private:
     halide_buffer_t buffer_{};
+    bool wrapped_ = false;
+    uint64_t device_pointer_ = 0;  // The view's CUDA pointer, 0 for host memory.
     halide_dimension_t dims_[kMaxRank]{};
 };
 

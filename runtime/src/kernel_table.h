@@ -35,6 +35,8 @@ struct KernelEntry {
     AttentionFn attention;
     AttentionProbsFn attention_probs;
     MhaFn mha;
+    // Compiled with a CUDA entry (and a CPU entry for machines without a device).
+    bool cuda;
 };
 
 extern const KernelEntry kKernels[];

@@ -4,6 +4,7 @@
 
 #include "HalideRuntime.h"
 #include "cpu_targets.h"
+#include "cuda_device.h"
 #include "dispatch.h"
 #include "kernel_table.h"
 
@@ -27,6 +28,7 @@ std::vector<KernelInfo> list_kernels() {
         info.max_queries = k.max_queries;
         info.tuning = k.tuning;
         info.selected_target = detail::selected_target(k.targets);
+        info.cuda = k.cuda;
         kernels.push_back(info);
     }
     return kernels;
@@ -48,6 +50,16 @@ std::vector<std::string> available_schedules() {
         if (std::find(ordered.begin(), ordered.end(), s) == ordered.end()) ordered.push_back(s);
     }
     return ordered;
+}
+
+Status cuda_status() {
+    bool compiled = false;
+    for (std::size_t n = 0; n < detail::kNumKernels; n++) compiled |= detail::kKernels[n].cuda;
+    if (!compiled) {
+        return Status::Unavailable(
+            "this build compiled no CUDA kernels (configure with -DATTNGEN_CUDA=ON)");
+    }
+    return detail::cuda_device_status();
 }
 
 int set_num_threads(int threads) {

@@ -133,6 +133,12 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
     const NamedView yv{"y", y, {"B", "Nq", "d_out"}};
     for (const NamedView *t : {&xv, &mv, &yv}) {
         ATTNGEN_RETURN_IF_ERROR(detail::check_view(*t, {DType::kFloat32}));
+        if (t->view.device != Device::kCpu) {
+            return Status::InvalidArgument(
+                std::string(t->name) +
+                " is in CUDA device memory; the multi-head layer takes host tensors "
+                "(attngen::attention accepts device tensors)");
+        }
     }
     const int64_t batch = x.shape[0], nq = x.shape[1], nk = memory.shape[1];
     ATTNGEN_RETURN_IF_ERROR(detail::check_extent(xv, 2, d_model_, "d_model of the layer"));
@@ -174,7 +180,15 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
         kernel.mha(&context, hx.get(), hm.get(), hwq.get(), hwk.get(), hwv.get(), hwo.get(),
                    hbq.get(), hbk.get(), hbv.get(), hbo.get(), hl.get(),
                    static_cast<int32_t>(heads_), static_cast<int32_t>(kv_heads_), scale_, hy.get());
-    return context.finish(kernel.name, result);
+    // A cuda_tiled kernel's CUDA entry (schedule named, device present) leaves device copies:
+    // the output comes back to host memory and every copy is freed, also after a failure.
+    Status moved = hy.release_device(&context, true);
+    for (auto *view : {&hx, &hm, &hwq, &hwk, &hwv, &hwo, &hbq, &hbk, &hbv, &hbo, &hl}) {
+        Status s = view->release_device(&context, false);
+        if (moved.ok()) moved = s;
+    }
+    Status status = context.finish(kernel.name, result);
+    return status.ok() ? moved : status;
 }
 
 }  // namespace attngen

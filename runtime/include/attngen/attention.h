@@ -18,17 +18,26 @@
 
 namespace attngen {
 
+// Which kernels run a call. Tensors in CUDA device memory (TensorView::device) always need a
+// CUDA kernel; host tensors go to a CUDA kernel (copied in and out) when the placement asks.
+enum class Placement {
+    kCpu,        // CPU kernels; every tensor in host memory.
+    kCuda,       // CUDA kernels; kUnavailable when no CUDA device is usable.
+    kCudaOrCpu,  // CUDA kernels when a device is usable, else CPU kernels (host tensors only).
+};
+
 struct AttentionArgs {
     TensorView q, k, v;  // float32 inputs.
     TensorView out;      // float32 output [B, H, Nq, d_v].
 
-    std::optional<TensorView> key_lengths;  // int32 or int64 [B], each in [0, Nk].
+    std::optional<TensorView> key_lengths;  // int32 or int64 [B] in host memory, each in [0, Nk].
     std::optional<TensorView> lse;          // float32 output [B, H, Nq], log-sum-exp per row.
     std::optional<TensorView> probs;        // float32 output [B, H, Nq, Nk], the softmax weights.
 
     bool causal = false;
     std::optional<float> scale;  // Defaults to 1 / sqrt(d_k).
     std::string schedule;        // A schedule name; empty picks the fastest one compiled.
+    Placement placement = Placement::kCpu;
 };
 
 // What a call did, for logs and benchmarks.

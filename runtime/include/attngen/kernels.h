@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "attngen/status.h"
+
 namespace attngen {
 
 struct KernelInfo {
@@ -22,6 +24,8 @@ struct KernelInfo {
     // The one of `targets` that runs on this CPU (the most capable one it supports, within
     // ATTNGEN_MAX_CPU_ISA); empty if none can.
     std::string selected_target;
+    // Compiled with a CUDA entry (cuda_tiled, cuda_fused); its CPU entry runs without a device.
+    bool cuda = false;
 };
 
 // Every compiled attention and mha kernel, in build order.
@@ -35,6 +39,11 @@ std::vector<std::string> available_schedules();
 // startup, keeps kernels compiled for several targets from using more capable ones: for tests,
 // and for reproducing a result of another machine. A call fails with kInvalidArgument while it
 // holds another value.
+
+// Ok when this process can run CUDA kernels (a driver and a device); otherwise kUnavailable with
+// the reason. Also kUnavailable when this build compiled no CUDA kernels. Probed once; setting
+// ATTNGEN_DISABLE_CUDA=1 before the first call makes every CUDA kernel use its CPU entry.
+Status cuda_status();
 
 // Threads the kernels may use (Halide's thread pool); 0 restores the default (one per core).
 // Negative values count as 0. Returns the previous value. Process-wide.

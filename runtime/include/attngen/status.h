@@ -30,6 +30,9 @@ class [[nodiscard]] Status {
     static Status NotFound(std::string message) {
         return Status(StatusCode::kNotFound, std::move(message));
     }
+    static Status Unavailable(std::string message) {
+        return Status(StatusCode::kUnavailable, std::move(message));
+    }
 
     bool ok() const { return code_ == StatusCode::kOk; }
     StatusCode code() const { return code_; }

@@ -16,6 +16,10 @@ namespace attngen {
 
 enum class DType { kFloat32, kInt32, kInt64 };
 
+// Where a tensor's data lives: host memory, or the memory of the current CUDA device (data is
+// then a CUdeviceptr cast to void *, used in place by CUDA kernels without copies).
+enum class Device { kCpu, kCuda };
+
 // "float32", "int32", "int64".
 const char *dtype_name(DType dtype);
 std::size_t dtype_size(DType dtype);
@@ -28,6 +32,7 @@ struct TensorView {
     int rank = 0;
     std::array<int64_t, kMaxRank> shape{};
     std::array<int64_t, kMaxRank> strides{};
+    Device device = Device::kCpu;
 
     // A C-order (row-major, contiguous) view.
     static TensorView contiguous(void *data, DType dtype, std::initializer_list<int64_t> shape);
@@ -47,6 +52,12 @@ struct TensorView {
     // The same view with explicit strides (in elements), outermost first.
     TensorView with_strides(std::initializer_list<int64_t> new_strides) const;
 
+    // The same view of CUDA device memory: data is a device pointer.
+    TensorView on_cuda() const {
+        TensorView v = *this;
+        v.device = Device::kCuda;
+        return v;
+    }
     // Number of elements (the product of the shape).
     int64_t num_elements() const;
 
