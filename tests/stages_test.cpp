@@ -8,6 +8,7 @@
 #include <set>
 
 #include "HalideBuffer.h"
+#include "attngen/kernels.h"
 #include "stage_kernels.h"
 #include "test_util.h"
 
@@ -24,7 +25,13 @@ void RecordError(void *user_context, const char *message) {
 
 class StageTest : public ::testing::TestWithParam<std::string> {
   protected:
-    static void SetUpTestSuite() { halide_set_error_handler(&RecordError); }
+    static void SetUpTestSuite() {
+        halide_set_error_handler(&RecordError);
+        // Links the runtime's target check, which the CUDA kernels' entries need: Halide's own
+        // would pick a CUDA entry on a machine without a GPU. Where there is a device, the
+        // cuda_tiled kernels run on it.
+        (void)attngen::cuda_status();
+    }
 
     const StageKernel &Kernel(const std::string &op, bool causal = false) {
         const StageKernel *k = stage_kernels::find(op, GetParam(), causal);
@@ -40,6 +47,17 @@ Buffer<float> View(std::vector<float> &v, std::vector<int> shape) {
     std::reverse(shape.begin(), shape.end());
     return Buffer<float>(v.data(), shape);
 }
+// After a kernel ran: a CUDA entry (cuda_tiled on a machine with a GPU) left its outputs on the
+// device; they come back to the host arrays and every device copy is freed.
+void ToHost(std::initializer_list<Buffer<float> *> outputs,
+            std::initializer_list<halide_buffer_t *> inputs = {}) {
+    for (auto *b : outputs) {
+        b->copy_to_host();
+        b->device_free();
+    }
+    for (auto *b : inputs) halide_device_free(nullptr, b);
+}
+
 Buffer<int32_t> Lengths(std::vector<int32_t> &v) {
     return Buffer<int32_t>(v.data(), {static_cast<int>(v.size())});
 }
@@ -65,6 +83,7 @@ TEST_P(StageTest, ProjectionMatchesReferenceAcrossWidths) {
                                         by.raw_buffer()),
                       0)
                 << errors_;
+            ToHost({&by}, {bx.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()});
             EXPECT_TRUE(Matches(y, y64, y32));
         }
     }
@@ -96,6 +115,7 @@ void CheckScores(const StageKernel &kernel, const reference::AttentionShape &s, 
                             bs.raw_buffer()),
               0)
         << *errors;
+    ToHost({&bs}, {bq.raw_buffer(), bk.raw_buffer(), bl.raw_buffer()});
     EXPECT_TRUE(Matches(scores, s64, s32));
     if (result != nullptr) *result = scores;
 }
@@ -121,6 +141,7 @@ TEST_P(StageTest, ScoresAreSymmetricWhenQueryAndKeyWeightsAreEqual) {
                               by.raw_buffer()),
               0)
         << errors_;
+    ToHost({&by}, {bx.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()});
     std::vector<float> scores;
     const reference::AttentionShape s{1, 1, 1, N, N, d_k, d_k};
     CheckScores(Kernel("scores"), s, false, {N}, projected, projected, 1.0f, &errors_, &scores);
@@ -172,6 +193,7 @@ void CheckSoftmax(const StageKernel &kernel, const reference::AttentionShape &s,
                              bl.raw_buffer()),
               0)
         << *errors;
+    ToHost({&bp, &bl}, {bs.raw_buffer(), blen.raw_buffer()});
     EXPECT_TRUE(Matches(probs, p64, p32)) << "probs";
     EXPECT_TRUE(Matches(lse, l64, l32)) << "lse";
     if (probs_out != nullptr) *probs_out = probs;
@@ -255,6 +277,7 @@ TEST_P(StageTest, WeightedSumMatchesReferenceOverAllowedKeys) {
                                         bo.raw_buffer()),
                       0)
                 << errors_;
+            ToHost({&bo}, {bp.raw_buffer(), bv.raw_buffer(), bl.raw_buffer()});
             EXPECT_TRUE(Matches(out, o64, o32));
         }
     }
