@@ -22,10 +22,13 @@ Status probe() {
     }
     // The same library Halide's CUDA runtime loads. It stays loaded: the kernels use it next.
     void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_GLOBAL);
-    if (driver == nullptr) driver = dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL);
     if (driver == nullptr) {
-        return Status::Unavailable("no CUDA driver: libcuda.so.1 could not be loaded (" +
-                                   std::string(dlerror()) + ")");
+        const std::string reason = dlerror();
+        driver = dlopen("libcuda.so", RTLD_LAZY | RTLD_GLOBAL);
+        if (driver == nullptr) {
+            return Status::Unavailable("no CUDA driver: libcuda.so.1 could not be loaded (" +
+                                       reason + ")");
+        }
     }
     auto cu_init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
     auto cu_count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
