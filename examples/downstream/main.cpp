@@ -48,7 +48,8 @@ bool run_case(const char *label, const attngen::KernelDescriptor &kernel, const 
     args.v = attngen::TensorView::f32(v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
     args.out = attngen::TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
     args.lse = attngen::TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
-    if (!key_lengths.empty()) args.key_lengths = attngen::TensorView::i32(key_lengths.data(), {s.batch});
+    if (!key_lengths.empty())
+        args.key_lengths = attngen::TensorView::i32(key_lengths.data(), {s.batch});
     args.causal = causal;
     attngen::CallInfo info;
     attngen::Status status = attngen::attention(args, kernel, &info);
@@ -74,11 +75,11 @@ int main() {
     // Causal grouped-query self-attention, then a decode-like call with fewer queries than keys
     // (the mask is aligned bottom-right) and padded keys.
     ok &= run_case("gqa causal d96, Nq = Nk = 37", gqa, {2, 8, 2, 37, 37, 96, 96}, true, {});
-    ok &= run_case("gqa causal d96, Nq 3 < Nk 40, key lengths", gqa, {2, 8, 2, 3, 40, 96, 96},
-                   true, {40, 25});
+    ok &= run_case("gqa causal d96, Nq 3 < Nk 40, key lengths", gqa, {2, 8, 2, 3, 40, 96, 96}, true,
+                   {40, 25});
     // Cross-attention: another sequence length for the memory, d_v != d_k.
-    ok &= run_case("cross d_k 64 d_v 32, Nq 11, Nk 29", cross, {1, 4, 4, 11, 29, 64, 32}, false,
-                   {});
+    ok &=
+        run_case("cross d_k 64 d_v 32, Nq 11, Nk 29", cross, {1, 4, 4, 11, 29, 64, 32}, false, {});
 
     // The runtime checks that a call fits the kernel's specialization before it runs: this
     // kernel is causal with head dim 96, so a head dim of 64 is refused with the reason.
@@ -94,7 +95,8 @@ int main() {
                      refused.to_string().c_str());
         ok = false;
     } else {
-        std::printf("%-44s refused: %s\n", "gqa causal d96 called with d 64", refused.message().c_str());
+        std::printf("%-44s refused: %s\n", "gqa causal d96 called with d 64",
+                    refused.message().c_str());
     }
 
     std::printf(ok ? "downstream: all checks passed\n" : "downstream: FAILED\n");
