@@ -13,9 +13,15 @@
 # The same package also works from this build tree (-Dattngen_DIR=<build>), which is how the
 # test suite checks attngen_add_kernel's option parsing without installing.
 #
-# Only a native build installs: the package runs its generators at the downstream project's build
-# time, and a cross build has none of its own.
+# Only a native build that builds its own generators installs: the package runs them at the
+# downstream project's build time.
 if (CMAKE_CROSSCOMPILING)
+    return()
+endif ()
+# A native build that imports another build's generators (attngen-halide_generators_ROOT, as
+# tuner_end_to_end does) has none of its own to install, so it offers no package either.
+if (NOT TARGET attngen_generators)
+    message(STATUS "attngen: the generators come from another build; no install rules or package")
     return()
 endif ()
 
