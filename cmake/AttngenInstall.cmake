@@ -80,7 +80,12 @@ option(ATTNGEN_RUNTIME_CUDA "Build the shared Halide runtime with CUDA support, 
 if (ATTNGEN_RUNTIME_CUDA)
     # The runtime's CUDA module loads libcuda when a kernel first uses it: no link dependency.
     list(GET ATTNGEN_TARGETS 0 attngen_install_first_target)
-    string(REGEX MATCH "^[^-]+-[^-]+-[^-]+" attngen_install_triple "${attngen_install_first_target}")
+    if (attngen_install_first_target MATCHES "^host")
+        set(attngen_install_triple host)
+    else ()
+        string(REGEX MATCH "^[^-]+-[^-]+-[^-]+" attngen_install_triple
+               "${attngen_install_first_target}")
+    endif ()
     set_property(TARGET ${attngen_install_halide_runtime} APPEND PROPERTY Halide_RT_TARGETS
                  "${attngen_install_triple}-cuda")
 endif ()
