@@ -5,17 +5,33 @@
 #
 #   check_kernel_options.sh <dir of attngenConfig.cmake> <scratch dir> [cmake]
 set -uo pipefail
-config_dir="$1"
-work="$2"
+mkdir -p "$2"
+config_dir="$(cd "$1" && pwd)"
+work="$(cd "$2" && pwd)"
 cmake="${3:-cmake}"
 project="$(cd "$(dirname "$0")" && pwd)/options_project"
-mkdir -p "$work"
 failures=0
+
+# A tuning database for SCHEDULE TUNED, in the format `attngen tune` writes (the fields the build
+# reads): a causal head-dim-96 bucket and a generic causal one whose winners beat the default, and
+# a generic non-causal one whose winner did not.
+tuned_target=x86-64-linux-avx-avx2-f16c-fma-sse41
+mkdir -p "$work/tuning"
+bucket() {  # causal d_k d_v improves params
+    printf '{"generator": "attention", "causal": %s, "d_k": %s, "d_v": %s, "max_queries": 0,
+             "improves": %s, "schedule": "cpu_fused", "params": %s}' "$@"
+}
+cat > "$work/tuning/$tuned_target.json" <<JSON
+{"format": "attngen-tuning/1", "target": "$tuned_target", "buckets": [
+  $(bucket false 0 0 false '{"key_tile": 5}'),
+  $(bucket true 0 0 true '{"value_tile": 8}'),
+  $(bucket true 96 96 true '{"key_tile": 6, "query_vectors": 2}')]}
+JSON
 
 # configure <args of attngen_add_kernel>: configures the probe project, output in $work/log.
 configure() {
     "$cmake" -S "$project" -B "$work/build" -G Ninja -Dattngen_DIR="$config_dir" \
-        -DATTNGEN_ARGS="$1" > "$work/log" 2>&1
+        -Dattngen_TUNING_DIR="$work/tuning" -DATTNGEN_ARGS="$1" > "$work/log" 2>&1
 }
 
 # accepts <args> [expected output]: the call configures (and prints the expected line, if given).
@@ -46,9 +62,18 @@ refuses() {
 
 accepts "NAME k GENERATOR attention CAUSAL HEADS 8 KV_HEADS 2 HEAD_DIM 96 TARGETS host"
 accepts "NAME k GENERATOR mha CAUSAL HEADS 4 SCHEDULE cpu_tiled"
-# No database is installed for the target "host": TUNED falls back to the default schedule.
+# SCHEDULE TUNED: the bucket of the kernel's own head dims, else the generic one of its mask, else
+# (none improving, no database for the target, an mha kernel) the default schedule.
+accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 96 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused key_tile:6,query_vectors:2 from"
+accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 32 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused value_tile:8 from"
+accepts "NAME k GENERATOR attention HEAD_DIM 64 SCHEDULE TUNED TARGETS $tuned_target" \
+    "has no improving bucket for this kernel; using the default schedule cpu_fused"
 accepts "NAME k GENERATOR attention SCHEDULE TUNED TARGETS host" \
     "no tuning database"
+accepts "NAME k GENERATOR mha SCHEDULE TUNED TARGETS $tuned_target" \
+    "hold attention kernels only; using the default schedule cpu_fused"
 refuses "NAME k GENERATOR attention HEAD_DIMS 64" "unknown option or stray value: HEAD_DIMS 64"
 refuses "NAME k GENERATOR attention CASUAL" "unknown option or stray value: CASUAL"
 refuses "NAME k GENERATOR atention" "GENERATOR must be attention or mha, got 'atention'"
