@@ -181,6 +181,13 @@ function(attngen_add_kernel)
     list(GET attngen_TARGETS 0 package_target)
     _attngen_target_triple(package_triple "${package_target}")
     foreach (t IN LISTS targets)
+        # TARGETS takes every value up to the next option, so a misspelled option after it lands
+        # here; Halide targets are lower case.
+        if ("${t}" MATCHES "^[A-Z][A-Z0-9_]*$")
+            _attngen_kernel_error("${name}" "'${t}' in TARGETS is not a Halide target: a "
+                                  "misspelled option? (options: NAME GENERATOR CAUSAL PROBS HEADS "
+                                  "KV_HEADS HEAD_DIM VALUE_DIM SCHEDULE TARGETS CUDA CUDA_CAPABILITY)")
+        endif ()
         if (NOT "${t}" MATCHES "^(host|[a-z0-9_]+-(32|64)-[a-z0-9_]+)(-[a-z0-9_]+)*$")
             _attngen_kernel_error("${name}" "'${t}' is not a Halide target (e.g. host, "
                                   "x86-64-linux-avx-avx2-fma, arm-64-linux)")

@@ -76,6 +76,8 @@ accepts "NAME k GENERATOR mha SCHEDULE TUNED TARGETS $tuned_target" \
     "hold attention kernels only; using the default schedule cpu_fused"
 refuses "NAME k GENERATOR attention HEAD_DIMS 64" "unknown option or stray value: HEAD_DIMS 64"
 refuses "NAME k GENERATOR attention CASUAL" "unknown option or stray value: CASUAL"
+refuses "NAME k GENERATOR attention TARGETS host CASUAL" \
+    "'CASUAL' in TARGETS is not a Halide target: a misspelled option?"
 refuses "NAME k GENERATOR atention" "GENERATOR must be attention or mha, got 'atention'"
 refuses "GENERATOR attention" "NAME is required"
 refuses "NAME 9k GENERATOR attention" "NAME must be a C identifier"
