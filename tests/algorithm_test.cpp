@@ -53,5 +53,26 @@ TEST(Numerics, ExpUnderflowsToTinyNonNegativeValues) {
     }
 }
 
+TEST(Numerics, ExpOfNanIsNan) {
+    // The clamp to [-87, 88] must not turn NaN into a finite weight: a NaN score would otherwise
+    // get the weight e^88 and its row a finite, wrong output (RELIABILITY.md, numerics). Checked
+    // both vectorized, as the kernels run it, and in the scalar tail.
+    const int n = 19;
+    Halide::Buffer<float> x(n);
+    for (int k = 0; k < n; k++) x(k) = (k % 3 == 0) ? NAN : -static_cast<float>(k);
+    Halide::Var i("i");
+    Halide::Func e("e");
+    e(i) = algorithm::exp_f32(x(i));
+    e.vectorize(i, 8, Halide::TailStrategy::GuardWithIf);
+    Halide::Buffer<float> out = e.realize({n});
+    for (int k = 0; k < n; k++) {
+        if (k % 3 == 0) {
+            EXPECT_TRUE(std::isnan(out(k))) << "exp_f32(NaN) = " << out(k) << " at " << k;
+        } else {
+            EXPECT_NEAR(out(k), std::exp(-static_cast<double>(k)), 1e-6 * std::exp(-k)) << k;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace attngen::test

@@ -241,6 +241,54 @@ TEST_P(AttentionTest, StridedBshdLayoutGivesSameResult) {
     EXPECT_TRUE(Matches(out, ToBshd(c.out, B, H, N, D), ToBshd(c.out32, B, H, N, D)));
 }
 
+TEST_P(AttentionTest, SingleKeyGivesItsValueToEveryRow) {
+    // Nk = 1: every row's only weight is 1, so out is that key's value and lse its score.
+    auto c = Make(2, 2, 1, 7, 1, 5, 3);
+    Check(c, true);
+    c.causal = true;  // Bottom-right: only the last query sees the key.
+    Check(c, true);
+}
+
+TEST_P(AttentionTest, PaddedRowAndHeadStridesGiveSameResult) {
+    // Rows padded to a multiple of 8 floats plus a gap between heads, as in a buffer that keeps
+    // room for alignment: only the innermost dimension is contiguous.
+    const int64_t B = 2, H = 2, N = 9, D = 5, row = 8, head = N * row + 3;
+    auto c = Make(B, H, H, N, N, D, D);
+    c.causal = true;
+    c.prepare(9);
+    auto pad = [&](const std::vector<float> &dense, float fill) {
+        std::vector<float> padded(B * H * head, fill);
+        for (int64_t bh = 0; bh < B * H; bh++)
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t d = 0; d < D; d++)
+                    padded[bh * head + n * row + d] = dense[(bh * N + n) * D + d];
+        return padded;
+    };
+    // The padding holds NaN: a kernel that read it would spoil its output.
+    auto q = pad(c.q, NAN), k = pad(c.k, NAN), v = pad(c.v, NAN);
+    std::vector<float> out(B * H * head, -7.0f);
+    const std::initializer_list<int64_t> strides = {H * head, head, row, 1};
+    AttentionArgs args;
+    args.q = TensorView::f32(q.data(), {B, H, N, D}).with_strides(strides);
+    args.k = TensorView::f32(k.data(), {B, H, N, D}).with_strides(strides);
+    args.v = TensorView::f32(v.data(), {B, H, N, D}).with_strides(strides);
+    args.out = TensorView::f32(out.data(), {B, H, N, D}).with_strides(strides);
+    args.causal = true;
+    args.schedule = GetParam();
+    Status status = attention(args);
+    ASSERT_TRUE(status.ok()) << status.to_string();
+    std::vector<float> dense(B * H * N * D);
+    for (int64_t bh = 0; bh < B * H; bh++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t d = 0; d < D; d++)
+                dense[(bh * N + n) * D + d] = out[bh * head + n * row + d];
+    EXPECT_TRUE(Matches(dense, c.out, c.out32));
+    // The kernel wrote nothing into the padding.
+    for (int64_t bh = 0; bh < B * H; bh++)
+        for (int64_t x = 0; x < head; x++)
+            if (x >= N * row || x % row >= D) ASSERT_EQ(out[bh * head + x], -7.0f) << x;
+}
+
 TEST_P(AttentionTest, HeadDim64UsesSpecializedKernelWhenCompiled) {
     auto c = Make(1, 2, 2, 20, 20, 64, 64);
     c.prepare(8);

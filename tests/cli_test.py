@@ -264,6 +264,24 @@ class CliTest(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertEqual(open(self.path("o.npy"), "rb").read(), b"previous contents")
 
+    def test_output_failing_part_way_leaves_no_partial_output(self):
+        # The run succeeds up to writing its outputs; the second one cannot be placed (its path
+        # is a directory). The first output keeps its previous contents, no new file appears
+        # and no temporary file is left behind.
+        q, k, v = self.attention_inputs()
+        with open(self.path("o.npy"), "wb") as f:
+            f.write(b"previous contents")
+        os.mkdir(self.path("l.npy"))
+        result = self.run_cli(*self.attention_args(q, k, v), "--lse", self.path("l.npy"),
+                              "--probs", self.path("p.npy"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("l.npy", result.stderr)
+        with open(self.path("o.npy"), "rb") as f:
+            self.assertEqual(f.read(), b"previous contents")
+        self.assertFalse(os.path.exists(self.path("p.npy")), "probs written by a failed run")
+        leftovers = [f for f in os.listdir(self.dir.name) if ".tmp-" in f]
+        self.assertEqual(leftovers, [])
+
     def test_mha_heads_not_dividing_width(self):
         x = self.rand(1, 4, 12)
         w = self.save("w.npy", self.rand(12, 12))

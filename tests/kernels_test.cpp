@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "attngen/attngen.h"
-#include "test_util.h"
+#include "runtime_test_util.h"
 
 namespace attngen::test {
 namespace {
@@ -59,20 +59,6 @@ TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
         EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse";
         if (k.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs";
     }
-}
-
-// The attention kernels; mha kernels have no variants beyond schedule and mask, which MhaTest
-// covers for every schedule.
-std::vector<KernelInfo> AttentionKernels() {
-    std::vector<KernelInfo> kernels;
-    for (const auto &k : list_kernels()) {
-        if (k.op == "attention") kernels.push_back(k);
-    }
-    return kernels;
-}
-
-std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {
-    return info.param.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiled, KernelTest, ::testing::ValuesIn(AttentionKernels()), KernelName);

@@ -7,6 +7,7 @@ namespace attngen::algorithm {
 using Halide::Expr;
 
 Expr exp_f32(Expr x) {
+    const Expr input = x;
     x = Halide::clamp(x, -87.0f, 88.0f);
     Expr k = Halide::round(x * 1.44269504088896341f);
     // ln 2 split into a part with few mantissa bits (so that k * ln2_hi is exact for |k| < 2^9)
@@ -22,7 +23,19 @@ Expr exp_f32(Expr x) {
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
     Expr two_to_k = Halide::reinterpret<float>((Halide::cast<int32_t>(k) + 127) << 23);
-    return p * two_to_k;
+    // The clamp turns NaN into a finite bound (min and max pick their non-NaN operand), which
+    // would give a NaN score a finite weight of about e^88 and let the row's output look valid.
+    // A NaN argument yields NaN instead, so that a NaN (or +inf, as inf - inf) among a row's
+    // allowed scores makes the row NaN, as in PyTorch.
+    return keep_nan(input, p * two_to_k);
+}
+
+Expr keep_nan(Expr x, Expr value) {
+    Expr bits = Halide::reinterpret<uint32_t>(x);
+    // NaN: all exponent bits set and a nonzero mantissa, i.e. above +inf once the sign is cleared.
+    Expr is_nan = (bits & Halide::Expr(uint32_t{0x7fffffff})) > Halide::Expr(uint32_t{0x7f800000});
+    return Halide::reinterpret<float>(
+        Halide::select(is_nan, bits, Halide::reinterpret<uint32_t>(value)));
 }
 
 Expr masked_score() {

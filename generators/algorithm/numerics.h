@@ -15,8 +15,16 @@ namespace attngen::algorithm {
 //
 // Inputs are clamped to [-87, 88] so that 2^k stays a normal float: below -87 the true value is
 // under 1.7e-38, which is negligible next to the row maximum's weight of 1. Softmax never calls
-// this with positive arguments above 0 (scores are shifted by the row maximum).
+// this with positive arguments above 0 (scores are shifted by the row maximum). A NaN argument
+// gives NaN (the clamp alone would make it a finite bound), so e^(-inf) is about 1.6e-38, e^NaN
+// is NaN and e^(+inf) is e^88.
 Halide::Expr exp_f32(Halide::Expr x);
+
+// value, or x itself when x is NaN. Halide's log() (like the clamp in exp_f32) maps a NaN
+// argument to a finite number, so a stage that must pass a NaN on says so with this. The test is
+// made on the bits: Halide compiles float code with LLVM's no-NaNs flag, under which a float
+// comparison with NaN may be folded away.
+Halide::Expr keep_nan(Halide::Expr x, Halide::Expr value);
 
 // The additive mask value of a disallowed key in the scores output.
 Halide::Expr masked_score();

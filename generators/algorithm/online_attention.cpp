@@ -126,11 +126,12 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.out = Func("out");
     f.out(x.e, x.i, x.h, x.b) =
         Halide::select(empty_row, 0.0f, f.running(x.e, x.i, x.h, x.b)[2] / l);
-    // Every value feature carries the same m and l; the first one's serve the row.
+    // Every value feature carries the same m and l; the first one's serve the row. A NaN sum (a
+    // NaN or +inf among the allowed scores) gives a NaN lse, which Halide's log would not.
     const Expr m0 = f.running(0, x.i, x.h, x.b)[0], l0 = f.running(0, x.i, x.h, x.b)[1];
     f.lse = Func("lse");
     f.lse(x.i, x.h, x.b) = Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
-                                          m0 + Halide::log(l0));
+                                          keep_nan(l0, m0 + Halide::log(l0)));
     // The probabilities recompute the scores: the merge's scores live only inside a key block.
     f.probs_scores =
         define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k, scale, f.mask.end);

@@ -45,9 +45,12 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
         v.j < key_end(v.i, v.b), f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
 
     f.lse = Func("lse");
+    // A NaN row sum (a NaN or +inf among the allowed scores) must give a NaN lse; Halide's log
+    // would make it finite.
+    Expr row_sum = f.row_sum(v.i, v.h, v.b);
     f.lse(v.i, v.h, v.b) =
         Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
-                       f.row_max(v.i, v.h, v.b) + Halide::log(f.row_sum(v.i, v.h, v.b)));
+                       keep_nan(row_sum, f.row_max(v.i, v.h, v.b) + Halide::log(row_sum)));
     return f;
 }
 

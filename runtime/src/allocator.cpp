@@ -1,5 +1,6 @@
 #include "allocator.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
@@ -46,13 +47,29 @@ struct ThreadCache {
 
 thread_local ThreadCache cache;
 
+// Allocations left before injected failures start; negative: never fail. Shared by all threads
+// so that a test can make a kernel's worker threads fail too.
+std::atomic<long> allocations_before_failure{-1};
+std::atomic<long> live{0};
+
+bool injected_failure() {
+    long left = allocations_before_failure.load(std::memory_order_relaxed);
+    while (left > 0 && !allocations_before_failure.compare_exchange_weak(
+                           left, left - 1, std::memory_order_relaxed)) {
+    }
+    return left == 0;
+}
+
 Header *header_of(void *ptr) {
     return reinterpret_cast<Header *>(static_cast<uint8_t *>(ptr) - kAlignment);
 }
 
 void *allocate_new(std::size_t bytes) {
     void *raw = std::malloc(bytes + 2 * kAlignment + kPadding);
-    if (raw == nullptr) return nullptr;
+    if (raw == nullptr) {
+        live.fetch_sub(1, std::memory_order_relaxed);
+        return nullptr;
+    }
     auto address = reinterpret_cast<uintptr_t>(raw) + kAlignment;
     address = (address + kAlignment - 1) & ~(uintptr_t)(kAlignment - 1);
     auto *user = reinterpret_cast<uint8_t *>(address);
@@ -64,6 +81,8 @@ void *allocate_new(std::size_t bytes) {
 }
 
 void *cached_malloc(void *, std::size_t bytes) {
+    if (injected_failure()) return nullptr;
+    live.fetch_add(1, std::memory_order_relaxed);
     if (bytes >= kMinCachedBytes) {
         for (Header *&h : cache.blocks) {
             if (h != nullptr && h->capacity >= bytes && h->capacity / 2 <= bytes) {
@@ -85,6 +104,7 @@ void cached_free(void *, void *ptr) {
         halide_default_free(nullptr, ptr);
         return;
     }
+    live.fetch_sub(1, std::memory_order_relaxed);
     if (h->capacity >= kMinCachedBytes &&
         cache.cached_bytes + h->capacity <= kMaxCachedBytesPerThread) {
         for (Header *&slot : cache.blocks) {
@@ -111,6 +131,14 @@ void install_allocator() {
 
 void release_cached_blocks() {
     cache.clear();
+}
+
+void fail_allocations_after(long count) {
+    allocations_before_failure.store(count, std::memory_order_relaxed);
+}
+
+long live_blocks() {
+    return live.load(std::memory_order_relaxed);
 }
 
 // Installed while the program starts, before any kernel can allocate, so that every block

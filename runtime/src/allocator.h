@@ -17,4 +17,13 @@ void install_allocator();
 // Frees every block cached by the calling thread.
 void release_cached_blocks();
 
+// Fault injection for the tests: the allocation after the next `count` ones fails (returns
+// null, as malloc does when memory runs out), and so does every later one until this is called
+// with a negative count, which turns failures off (the default).
+void fail_allocations_after(long count);
+
+// Blocks handed to kernels and not yet freed, over all threads. Cached blocks are not counted:
+// a kernel that frees everything it allocated leaves this where it was.
+long live_blocks();
+
 }  // namespace attngen::detail

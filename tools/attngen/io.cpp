@@ -1,5 +1,13 @@
 #include "io.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
 #include "attngen/tensor.h"
 #include "cli_error.h"
 
@@ -56,9 +64,56 @@ void Outputs::add(const std::string &path, const std::vector<int64_t> &shape,
 }
 
 void Outputs::commit() {
-    std::string error;
+    // A destination that is a directory (or anything but a regular file) would make its rename
+    // fail after the outputs before it were already in place: refuse before renaming any.
+    for (const auto &f : files_) {
+        struct stat st;
+        if (stat(f.path().c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+            throw Error(kExitFailure, f.path() + ": exists and is not a regular file");
+        }
+    }
+    // Each destination that exists is kept under a second name (a hard link) until every rename
+    // has succeeded, so that a rename failing part-way can put back the files already replaced
+    // and remove those already created: the destinations end all new or all as they were.
+    struct Replaced {
+        std::string path, backup;  // backup is empty when the destination did not exist.
+    };
+    std::vector<Replaced> done;
+    auto undo = [&] {
+        for (auto it = done.rbegin(); it != done.rend(); ++it) {
+            if (it->backup.empty()) {
+                std::remove(it->path.c_str());
+            } else {
+                std::rename(it->backup.c_str(), it->path.c_str());
+            }
+        }
+    };
     for (auto &f : files_) {
-        if (!f.commit(&error)) throw Error(kExitFailure, error);
+        Replaced r{f.path(), ""};
+        if (access(r.path.c_str(), F_OK) == 0) {
+            std::string pattern = r.path + ".tmp-XXXXXX";
+            std::vector<char> name(pattern.begin(), pattern.end());
+            name.push_back('\0');
+            const int fd = mkstemp(name.data());
+            // mkstemp reserved a unique name; the link takes its place.
+            if (fd >= 0) close(fd);
+            if (fd < 0 || std::remove(name.data()) != 0 || link(r.path.c_str(), name.data()) != 0) {
+                const std::string why = std::strerror(errno);
+                undo();
+                throw Error(kExitFailure, r.path + ": cannot keep the previous file (" + why + ")");
+            }
+            r.backup = name.data();
+        }
+        std::string error;
+        if (!f.commit(&error)) {
+            if (!r.backup.empty()) std::remove(r.backup.c_str());
+            undo();
+            throw Error(kExitFailure, error);
+        }
+        done.push_back(r);
+    }
+    for (const auto &r : done) {
+        if (!r.backup.empty()) std::remove(r.backup.c_str());
     }
     files_.clear();
 }

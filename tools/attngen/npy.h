@@ -48,6 +48,8 @@ class PendingFile {
     bool write(const std::string &path, const std::string &contents, std::string *error);
     // Renames the temporary file to its destination.
     bool commit(std::string *error);
+    // The destination given to write().
+    const std::string &path() const { return path_; }
 
   private:
     std::string path_, temp_path_;

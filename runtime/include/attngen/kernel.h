@@ -4,7 +4,7 @@
 // call, and turns the kernel's errors into a Status.
 //
 // attngen_add_kernel() generates, next to each kernel's header, a function returning its
-// descriptor: `attngen::AttentionKernel my_kernel_descriptor();`.
+// descriptor: `attngen::KernelDescriptor my_kernel_descriptor();` in my_kernel_descriptor.h.
 #pragma once
 
 struct halide_buffer_t;

@@ -1,0 +1,212 @@
+// Non-finite inputs, for every compiled attention kernel (specialized and decode ones included).
+//
+// The promise (RELIABILITY.md, numerics): a key that a row may not see (beyond key_lengths, or
+// after the causal bound) never influences that row, whatever its K and V hold, NaN and inf
+// included: the row is bitwise the same as with clean data. A NaN or +inf score of an allowed
+// key makes the whole row NaN (out, lse and the allowed probabilities), as PyTorch's softmax
+// does; a NaN in an allowed key's value makes that column of the row's output NaN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "attngen/attngen.h"
+#include "runtime_test_util.h"
+
+namespace attngen::test {
+namespace {
+
+struct Outputs {
+    std::vector<float> out, lse, probs;
+};
+
+class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
+  protected:
+    void SetUp() override {
+        const KernelInfo &k = GetParam();
+        const int64_t heads = k.heads > 0 ? k.heads : 4;
+        const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
+        const int64_t nq = k.max_queries > 0 ? k.max_queries : 37;
+        c_.shape = {2, heads, kv_heads, nq, 45, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+        c_.causal = k.causal;
+        // Batch element 1 masks keys 38..44 by its length.
+        c_.key_lengths = {45, 38};
+        c_.prepare(41);
+        clean_ = Run(c_.q, c_.k, c_.v);
+    }
+
+    Outputs Run(const std::vector<float> &q, const std::vector<float> &k,
+                const std::vector<float> &v) {
+        const KernelInfo &kernel = GetParam();
+        AttentionCase c = c_;
+        c.q = q;
+        c.k = k;
+        c.v = v;
+        Outputs o;
+        // A finite fill: an element the kernel failed to write must not pass for a NaN result.
+        AttentionArgs args =
+            ArgsFor(c, &o.out, &o.lse, kernel.probs ? &o.probs : nullptr, 12345.0f);
+        args.schedule = kernel.schedule;
+        CallInfo info;
+        Status status = attention(args, &info);
+        EXPECT_TRUE(status.ok()) << status.to_string();
+        EXPECT_EQ(info.kernel, kernel.name) << "the call did not reach the kernel under test";
+        return o;
+    }
+
+    // Whether query row i of batch element b may see key j.
+    bool Sees(int64_t b, int64_t i, int64_t j) const {
+        const auto &s = c_.shape;
+        if (j >= c_.key_lengths[b]) return false;
+        return !c_.causal || j <= i + (s.nk - s.nq);
+    }
+    // Whether query head h reads key/value head kvh.
+    bool Reads(int64_t h, int64_t kvh) const {
+        return h / (c_.shape.heads / c_.shape.kv_heads) == kvh;
+    }
+    int64_t KIndex(int64_t b, int64_t kvh, int64_t j, int64_t d) const {
+        const auto &s = c_.shape;
+        return ((b * s.kv_heads + kvh) * s.nk + j) * s.d_k + d;
+    }
+    int64_t VIndex(int64_t b, int64_t kvh, int64_t j, int64_t e) const {
+        const auto &s = c_.shape;
+        return ((b * s.kv_heads + kvh) * s.nk + j) * s.d_v + e;
+    }
+
+    // Calls check(b, h, i, row_is_affected) for every row; a row is affected when it sees the
+    // poisoned key `key` of kv head 0 in batch element `batch`.
+    void ForEachRow(int64_t batch, int64_t key,
+                    const std::function<void(int64_t, int64_t, int64_t, bool)> &check) const {
+        const auto &s = c_.shape;
+        for (int64_t b = 0; b < s.batch; b++)
+            for (int64_t h = 0; h < s.heads; h++)
+                for (int64_t i = 0; i < s.nq; i++)
+                    check(b, h, i, b == batch && Reads(h, 0) && Sees(b, i, key));
+    }
+
+    int64_t Row(int64_t b, int64_t h, int64_t i) const {
+        return (b * c_.shape.heads + h) * c_.shape.nq + i;
+    }
+
+    // The row's out, lse and probs are bitwise those of the clean run.
+    void ExpectRowUnchanged(const Outputs &o, int64_t row) const {
+        const auto &s = c_.shape;
+        EXPECT_EQ(std::memcmp(&o.out[row * s.d_v], &clean_.out[row * s.d_v], s.d_v * 4), 0)
+            << "out of row " << row << " differs from the clean run";
+        EXPECT_EQ(std::memcmp(&o.lse[row], &clean_.lse[row], 4), 0)
+            << "lse of row " << row << ": " << o.lse[row] << " vs " << clean_.lse[row];
+        if (!o.probs.empty()) {
+            EXPECT_EQ(std::memcmp(&o.probs[row * s.nk], &clean_.probs[row * s.nk], s.nk * 4), 0)
+                << "probs of row " << row;
+        }
+    }
+
+    // Every value of the row is NaN, except probabilities of keys the row may not see (0).
+    void ExpectRowNan(const Outputs &o, int64_t b, int64_t i, int64_t row) const {
+        const auto &s = c_.shape;
+        for (int64_t e = 0; e < s.d_v; e++) {
+            EXPECT_TRUE(std::isnan(o.out[row * s.d_v + e])) << "row " << row << " e " << e;
+        }
+        EXPECT_TRUE(std::isnan(o.lse[row])) << "lse of row " << row << ": " << o.lse[row];
+        for (int64_t j = 0; j < static_cast<int64_t>(o.probs.empty() ? 0 : s.nk); j++) {
+            if (Sees(b, i, j)) {
+                EXPECT_TRUE(std::isnan(o.probs[row * s.nk + j])) << "row " << row << " j " << j;
+            } else {
+                EXPECT_EQ(o.probs[row * s.nk + j], 0.0f) << "row " << row << " j " << j;
+            }
+        }
+    }
+
+    // Rows that see key 3 of kv head 0 in batch element 0 are NaN; every other row is unchanged.
+    void ExpectRowsSeeingKey3Nan(const Outputs &o) const {
+        ForEachRow(0, 3, [&](int64_t b, int64_t h, int64_t i, bool affected) {
+            if (affected) {
+                ExpectRowNan(o, b, i, Row(b, h, i));
+            } else {
+                ExpectRowUnchanged(o, Row(b, h, i));
+            }
+        });
+    }
+
+    AttentionCase c_;
+    Outputs clean_;
+};
+
+TEST_P(NonFiniteTest, NanAndInfInMaskedKeysDoNotLeak) {
+    const auto &s = c_.shape;
+    // Keys 38..44 of batch element 1 are beyond its length for every row; with a causal mask,
+    // key nk - nq + 2 of batch element 0 is beyond the bound of rows 0 and 1 only.
+    const int64_t causal_key = s.nk - s.nq + 2;
+    for (float poison : {NAN, INFINITY, -INFINITY}) {
+        SCOPED_TRACE("poison " + std::to_string(poison));
+        auto k = c_.k, v = c_.v;
+        for (int64_t kvh = 0; kvh < s.kv_heads; kvh++) {
+            for (int64_t j = c_.key_lengths[1]; j < s.nk; j++) {
+                for (int64_t d = 0; d < s.d_k; d++) k[KIndex(1, kvh, j, d)] = poison;
+                for (int64_t e = 0; e < s.d_v; e++) v[VIndex(1, kvh, j, e)] = poison;
+            }
+        }
+        if (c_.causal) {
+            for (int64_t d = 0; d < s.d_k; d++) k[KIndex(0, 0, causal_key, d)] = poison;
+            for (int64_t e = 0; e < s.d_v; e++) v[VIndex(0, 0, causal_key, e)] = poison;
+        }
+        Outputs o = Run(c_.q, k, v);
+        ForEachRow(0, c_.causal ? causal_key : s.nk, [&](int64_t b, int64_t h, int64_t i, bool) {
+            // Rows that see the poisoned causal key are checked by the tests below.
+            if (c_.causal && b == 0 && Reads(h, 0) && Sees(b, i, causal_key)) return;
+            ExpectRowUnchanged(o, Row(b, h, i));
+        });
+    }
+}
+
+TEST_P(NonFiniteTest, NanInAllowedKeyMakesRowNan) {
+    // Key 3 is allowed for every row of batch element 0 (causal rows see keys <= i + 8 or more).
+    auto k = c_.k;
+    k[KIndex(0, 0, 3, 0)] = NAN;
+    Outputs o = Run(c_.q, k, c_.v);
+    ExpectRowsSeeingKey3Nan(o);
+}
+
+TEST_P(NonFiniteTest, PositiveInfScoreMakesRowNan) {
+    // q[..., 0] = 1 and k[key 3, 0] = +inf give key 3 the score +inf in every row that sees it.
+    const auto &s = c_.shape;
+    auto q = c_.q, k = c_.k;
+    for (int64_t n = 0; n < s.batch * s.heads * s.nq; n++) q[n * s.d_k] = 1.0f;
+    Outputs with_ones = Run(q, c_.k, c_.v);
+    k[KIndex(0, 0, 3, 0)] = INFINITY;
+    Outputs o = Run(q, k, c_.v);
+    clean_ = with_ones;
+    ExpectRowsSeeingKey3Nan(o);
+}
+
+TEST_P(NonFiniteTest, NanInAllowedValueMakesItsOutputColumnNan) {
+    const auto &s = c_.shape;
+    const int64_t column = 1;
+    auto v = c_.v;
+    v[VIndex(0, 0, 3, column)] = NAN;
+    Outputs o = Run(c_.q, c_.k, v);
+    ForEachRow(0, 3, [&](int64_t b, int64_t h, int64_t i, bool affected) {
+        const int64_t row = Row(b, h, i);
+        if (!affected) {
+            ExpectRowUnchanged(o, row);
+            return;
+        }
+        for (int64_t e = 0; e < s.d_v; e++) {
+            const float x = o.out[row * s.d_v + e];
+            if (e == column) {
+                EXPECT_TRUE(std::isnan(x)) << "row " << row << " e " << e;
+            } else {
+                EXPECT_EQ(std::memcmp(&x, &clean_.out[row * s.d_v + e], 4), 0)
+                    << "row " << row << " e " << e << ": " << x;
+            }
+        }
+        EXPECT_EQ(std::memcmp(&o.lse[row], &clean_.lse[row], 4), 0) << "lse of row " << row;
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiled, NonFiniteTest, ::testing::ValuesIn(AttentionKernels()),
+                         KernelName);
+
+}  // namespace
+}  // namespace attngen::test

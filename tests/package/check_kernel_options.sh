@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# attngen_add_kernel's option checking: valid calls configure, and every misspelled option or
+# invalid value fails the configure with a message that names it. Only configures (no kernel is
+# compiled), so it takes seconds.
+#
+#   check_kernel_options.sh <dir of attngenConfig.cmake> <scratch dir> [cmake]
+set -uo pipefail
+mkdir -p "$2"
+config_dir="$(cd "$1" && pwd)"
+work="$(cd "$2" && pwd)"
+cmake="${3:-cmake}"
+project="$(cd "$(dirname "$0")" && pwd)/options_project"
+failures=0
+
+# A tuning database for SCHEDULE TUNED, in the format `attngen tune` writes (the fields the build
+# reads): a causal head-dim-96 bucket and a generic causal one whose winners beat the default, and
+# a generic non-causal one whose winner did not.
+tuned_target=x86-64-linux-avx-avx2-f16c-fma-sse41
+mkdir -p "$work/tuning"
+bucket() {  # causal d_k d_v improves params
+    printf '{"generator": "attention", "causal": %s, "d_k": %s, "d_v": %s, "max_queries": 0,
+             "improves": %s, "schedule": "cpu_fused", "params": %s}' "$@"
+}
+cat > "$work/tuning/$tuned_target.json" <<JSON
+{"format": "attngen-tuning/1", "target": "$tuned_target", "buckets": [
+  $(bucket false 0 0 false '{"key_tile": 5}'),
+  $(bucket true 0 0 true '{"value_tile": 8}'),
+  $(bucket true 96 96 true '{"key_tile": 6, "query_vectors": 2}')]}
+JSON
+
+# configure <args of attngen_add_kernel>: configures the probe project, output in $work/log.
+configure() {
+    "$cmake" -S "$project" -B "$work/build" -G Ninja -Dattngen_DIR="$config_dir" \
+        -Dattngen_TUNING_DIR="$work/tuning" -DATTNGEN_ARGS="$1" > "$work/log" 2>&1
+}
+
+# accepts <args> [expected output]: the call configures (and prints the expected line, if given).
+accepts() {
+    if ! configure "$1"; then
+        echo "FAIL: attngen_add_kernel($1) was refused:"; tail -n 20 "$work/log"
+        failures=$((failures + 1))
+    elif [ -n "${2:-}" ] && ! grep -qF -- "$2" "$work/log"; then
+        echo "FAIL: attngen_add_kernel($1) configured without saying: $2"; tail -n 20 "$work/log"
+        failures=$((failures + 1))
+    else
+        echo "ok: attngen_add_kernel($1) accepted"
+    fi
+}
+
+# refuses <args> <expected message>: the configure fails and the message names the problem.
+refuses() {
+    if configure "$1"; then
+        echo "FAIL: attngen_add_kernel($1) was accepted"
+        failures=$((failures + 1))
+    elif ! tr -s ' \n' ' ' < "$work/log" | grep -qF -- "$2"; then
+        echo "FAIL: attngen_add_kernel($1) failed without the message: $2"; tail -n 20 "$work/log"
+        failures=$((failures + 1))
+    else
+        echo "ok: attngen_add_kernel($1) refused: $2"
+    fi
+}
+
+accepts "NAME k GENERATOR attention CAUSAL HEADS 8 KV_HEADS 2 HEAD_DIM 96 TARGETS host"
+accepts "NAME k GENERATOR mha CAUSAL HEADS 4 SCHEDULE cpu_tiled"
+# SCHEDULE TUNED: the bucket of the kernel's own head dims, else the generic one of its mask, else
+# (none improving, no database for the target, an mha kernel) the default schedule.
+accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 96 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused key_tile:6,query_vectors:2 from"
+accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 32 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused value_tile:8 from"
+accepts "NAME k GENERATOR attention HEAD_DIM 64 SCHEDULE TUNED TARGETS $tuned_target" \
+    "has no improving bucket for this kernel; using the default schedule cpu_fused"
+accepts "NAME k GENERATOR attention SCHEDULE TUNED TARGETS host" \
+    "no tuning database"
+accepts "NAME k GENERATOR mha SCHEDULE TUNED TARGETS $tuned_target" \
+    "hold attention kernels only; using the default schedule cpu_fused"
+refuses "NAME k GENERATOR attention HEAD_DIMS 64" "unknown option or stray value: HEAD_DIMS 64"
+refuses "NAME k GENERATOR attention CASUAL" "unknown option or stray value: CASUAL"
+refuses "NAME k GENERATOR attention TARGETS host CASUAL" \
+    "'CASUAL' in TARGETS is not a Halide target: a misspelled option?"
+refuses "NAME k GENERATOR atention" "GENERATOR must be attention or mha, got 'atention'"
+refuses "GENERATOR attention" "NAME is required"
+refuses "NAME 9k GENERATOR attention" "NAME must be a C identifier"
+refuses "NAME k GENERATOR attention HEAD_DIM" "HEAD_DIM needs a value"
+refuses "NAME k GENERATOR attention HEADS eight" "HEADS must be a positive integer, got 'eight'"
+refuses "NAME k GENERATOR attention HEADS 8 KV_HEADS 3" "KV_HEADS 3 does not divide HEADS 8"
+refuses "NAME k GENERATOR mha PROBS" "PROBS applies to GENERATOR attention only"
+refuses "NAME k GENERATOR attention SCHEDULE cpu-fused" "SCHEDULE must be a schedule name or TUNED"
+refuses "NAME k GENERATOR attention TARGETS x86_64" "'x86_64' is not a Halide target"
+refuses "NAME k GENERATOR attention TARGETS arm-64-linux" \
+    "target 'arm-64-linux' is arm-64-linux, but the installed attngen runtime"
+refuses "NAME k GENERATOR attention TARGETS host-cuda" "names CUDA features: write the CUDA option"
+refuses "NAME k GENERATOR attention CUDA_CAPABILITY 80" "CUDA_CAPABILITY needs the CUDA option"
+# CUDA kernels need the shared Halide runtime to have CUDA support (ATTNGEN_RUNTIME_CUDA).
+if grep -q 'set(attngen_RUNTIME_CUDA TRUE)' "$config_dir/attngenConfig.cmake"; then
+    accepts "NAME k GENERATOR attention CUDA TARGETS host"
+    refuses "NAME k GENERATOR attention CUDA CUDA_CAPABILITY 90" \
+        "CUDA_CAPABILITY 90 is not one of Halide 14's"
+else
+    refuses "NAME k GENERATOR attention CUDA" "rebuild attngen with -DATTNGEN_RUNTIME_CUDA=ON"
+fi
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures case(s) failed"
+    exit 1
+fi
+echo "attngen_add_kernel: every case behaved"

@@ -1,0 +1,58 @@
+// Helpers of the tests that call the runtime (runtime_test): test_util.h has none of these, as
+// it also serves tests that do not link the runtime.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attngen/attngen.h"
+#include "test_util.h"
+
+namespace attngen::test {
+
+// Every compiled attention kernel, to instantiate a test for each; mha kernels have no variants
+// beyond schedule and mask, which the schedule-parameterized tests cover.
+inline std::vector<KernelInfo> AttentionKernels() {
+    std::vector<KernelInfo> kernels;
+    for (const auto &k : list_kernels()) {
+        if (k.op == "attention") kernels.push_back(k);
+    }
+    return kernels;
+}
+
+inline std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {
+    return info.param.name;
+}
+
+// The arguments of attngen::attention for the case's inputs (contiguous [B, H, N, D]) and the
+// given outputs, sized and filled with `fill` (NaN shows an element a kernel did not write);
+// lse and probs may be null, key lengths are passed when the case has them.
+inline AttentionArgs ArgsFor(const AttentionCase &c, std::vector<float> *out,
+                             std::vector<float> *lse, std::vector<float> *probs, float fill = NAN) {
+    const auto &s = c.shape;
+    AttentionArgs args;
+    args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
+    args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
+    args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
+    out->assign(s.batch * s.heads * s.nq * s.d_v, fill);
+    args.out = TensorView::f32(out->data(), {s.batch, s.heads, s.nq, s.d_v});
+    if (lse != nullptr) {
+        lse->assign(s.batch * s.heads * s.nq, fill);
+        args.lse = TensorView::f32(lse->data(), {s.batch, s.heads, s.nq});
+    }
+    if (probs != nullptr) {
+        probs->assign(s.batch * s.heads * s.nq * s.nk, fill);
+        args.probs = TensorView::f32(probs->data(), {s.batch, s.heads, s.nq, s.nk});
+    }
+    if (!c.key_lengths.empty()) {
+        args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
+    }
+    args.causal = c.causal;
+    args.scale = c.scale;
+    return args;
+}
+
+}  // namespace attngen::test
