@@ -114,6 +114,7 @@ install(FILES
         ${PROJECT_BINARY_DIR}/package/attngenConfig.cmake
         ${PROJECT_BINARY_DIR}/attngenConfigVersion.cmake
         ${PROJECT_SOURCE_DIR}/cmake/package/AttngenAddKernel.cmake
+        ${PROJECT_SOURCE_DIR}/cmake/package/AttngenTuningDatabase.cmake
         ${PROJECT_SOURCE_DIR}/cmake/package/kernel_descriptor.cpp.in
         ${PROJECT_SOURCE_DIR}/cmake/package/kernel_descriptor.h.in
         DESTINATION ${ATTNGEN_INSTALL_CMAKEDIR})

@@ -5,6 +5,8 @@
 #   ./scripts/setup.sh           the build, the tests and the tools
 #   ./scripts/setup.sh --bench   also the benchmarks' peer libraries and plotting (bench/run.sh)
 #   ./scripts/setup.sh --aarch64 also the ARM64 cross compiler and qemu-user (test-aarch64.sh)
+#   ./scripts/setup.sh --sanitizers  also clang-14 with its sanitizer and libFuzzer runtimes
+#                                (test-sanitizers.sh, fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -27,8 +29,13 @@ for arg in "$@"; do
             # user-mode emulator that runs the ARM64 tests.
             packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
             ;;
+        --sanitizers)
+            # clang-14 matches the LLVM that Halide 14 is built on; libclang-rt-14-dev holds the
+            # AddressSanitizer, UBSan and libFuzzer runtimes.
+            packages+=(clang-14 libclang-rt-14-dev)
+            ;;
         *)
-            echo "usage: $0 [--bench] [--aarch64]" >&2
+            echo "usage: $0 [--bench] [--aarch64] [--sanitizers]" >&2
             exit 2
             ;;
     esac

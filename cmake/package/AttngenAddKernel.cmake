@@ -34,6 +34,8 @@
 # An unknown option, a missing value or an invalid value stops the configure with a message that
 # names it.
 
+include("${CMAKE_CURRENT_LIST_DIR}/AttngenTuningDatabase.cmake")
+
 # Halide 14's CUDA capability features.
 set(_attngen_cuda_capabilities 30 32 35 50 61 70 75 80 86)
 
@@ -70,14 +72,8 @@ function(_attngen_tuned_schedule PREFIX NAME GENERATOR CAUSAL D_K D_V TARGETS)
                 "${file}; using the default schedule cpu_fused")
         return()
     endif ()
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
-    file(READ "${file}" json)
-    string(JSON format ERROR_VARIABLE err GET "${json}" format)
-    if (err OR NOT format STREQUAL "attngen-tuning/1")
-        _attngen_kernel_error(${NAME} "${file} is not an attngen tuning database (format attngen-tuning/1)")
-    endif ()
+    attngen_read_tuning_database("${file}" json count)
     # The bucket of exactly this specialization, or else the generic bucket of the same mask.
-    string(JSON count LENGTH "${json}" buckets)
     set(found "")
     foreach (want IN ITEMS "${D_K};${D_V}" "0;0")
         list(GET want 0 want_d_k)
@@ -103,17 +99,10 @@ function(_attngen_tuned_schedule PREFIX NAME GENERATOR CAUSAL D_K D_V TARGETS)
         return()
     endif ()
     string(JSON schedule GET "${json}" buckets ${found} schedule)
-    string(JSON params_count LENGTH "${json}" buckets ${found} params)
-    set(tuning "")
-    if (params_count GREATER 0)
-        math(EXPR last_param "${params_count} - 1")
-        foreach (p RANGE ${last_param})
-            string(JSON param MEMBER "${json}" buckets ${found} params ${p})
-            string(JSON value GET "${json}" buckets ${found} params ${param})
-            list(APPEND tuning "${param}:${value}")
-        endforeach ()
-    endif ()
+    # Generator arguments are name=value; the parameters are passed as name:value inside.
+    attngen_tuning_bucket_params("${json}" ${found} tuning)
     string(REPLACE ";" "," tuning "${tuning}")
+    string(REPLACE "=" ":" tuning "${tuning}")
     message(STATUS "attngen_add_kernel(NAME ${NAME}): SCHEDULE TUNED: ${schedule} ${tuning} "
             "from ${file}")
     set(${PREFIX}_SCHEDULE "${schedule}" PARENT_SCOPE)

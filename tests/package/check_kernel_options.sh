@@ -27,6 +27,8 @@ cat > "$work/tuning/$tuned_target.json" <<JSON
   $(bucket true 0 0 true '{"value_tile": 8}'),
   $(bucket true 96 96 true '{"key_tile": 6, "query_vectors": 2}')]}
 JSON
+# And a file in the place of another target's database that is not one.
+echo '{"format": "something else"}' > "$work/tuning/x86-64-linux-sse41.json"
 
 # configure <args of attngen_add_kernel>: configures the probe project, output in $work/log.
 configure() {
@@ -74,6 +76,8 @@ accepts "NAME k GENERATOR attention SCHEDULE TUNED TARGETS host" \
     "no tuning database"
 accepts "NAME k GENERATOR mha SCHEDULE TUNED TARGETS $tuned_target" \
     "hold attention kernels only; using the default schedule cpu_fused"
+refuses "NAME k GENERATOR attention SCHEDULE TUNED TARGETS x86-64-linux-sse41" \
+    "x86-64-linux-sse41.json is not an attngen tuning database"
 refuses "NAME k GENERATOR attention HEAD_DIMS 64" "unknown option or stray value: HEAD_DIMS 64"
 refuses "NAME k GENERATOR attention CASUAL" "unknown option or stray value: CASUAL"
 refuses "NAME k GENERATOR attention TARGETS host CASUAL" \

@@ -21,6 +21,25 @@ constexpr std::size_t kMagicSize = 6;
 // Arrays larger than this are refused before any allocation; the kernels cannot address more.
 constexpr int64_t kMaxBytes = int64_t(1) << 34;
 
+// Text taken from a file, fit for a one-line message: control and non-ASCII bytes as \xNN, and at
+// most 40 characters (a malformed header may hold anything, newlines included).
+std::string printable(const std::string &text) {
+    std::string out;
+    for (std::size_t n = 0; n < text.size() && n < 40; n++) {
+        const auto c = static_cast<unsigned char>(text[n]);
+        if (c < 0x20 || c >= 0x7f) {
+            static const char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    if (text.size() > 40) out += "...";
+    return out;
+}
+
 std::string shape_string(const std::vector<int64_t> &shape) {
     std::string s = "(";
     for (std::size_t d = 0; d < shape.size(); d++) {
@@ -47,7 +66,7 @@ class HeaderParser {
             std::string key;
             if (!read_string(&key)) return fail("expected a quoted key in the header", why);
             skip_space();
-            if (!eat(':')) return fail("expected ':' after '" + key + "'", why);
+            if (!eat(':')) return fail("expected ':' after '" + printable(key) + "'", why);
             skip_space();
             if (key == "descr") {
                 if (!read_string(descr)) return fail("'descr' is not a string", why);
@@ -67,7 +86,7 @@ class HeaderParser {
                 if (!read_shape(shape, why)) return false;
                 have_shape = true;
             } else {
-                return fail("unexpected header key '" + key + "'", why);
+                return fail("unexpected header key '" + printable(key) + "'", why);
             }
             skip_space();
             if (eat(',')) continue;
@@ -202,7 +221,7 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
         out->dtype = DType::kInt64;
         item_size = 8;
     } else {
-        return fail("dtype '" + descr +
+        return fail("dtype '" + printable(descr) +
                     "' is not supported; use little-endian float32 ('<f4'), or int32/int64 for "
                     "key lengths");
     }
@@ -228,6 +247,9 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
     out->f32.clear();
     out->i32.clear();
     out->i64.clear();
+    // An empty array (a zero extent) has no data: memcpy must not be handed the null pointer of
+    // an empty vector, even for zero bytes.
+    if (count == 0) return true;
     switch (out->dtype) {
         case DType::kFloat32:
             out->f32.resize(count);
