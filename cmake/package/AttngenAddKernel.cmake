@@ -23,8 +23,10 @@
 #               schedule is what the runtime itself runs for untuned shapes.
 #   TARGETS     Halide targets, most capable first (default: the installed build's targets);
 #               several give one library that picks the best one for the running CPU.
-#   CUDA        adds the cuda feature (with cuda_capability_<CUDA_CAPABILITY>, default 80) to
-#               every target. Needs an attngen built with ATTNGEN_RUNTIME_CUDA=ON.
+#   CUDA        adds a CUDA entry (the first target with cuda and cuda_capability_<CUDA_CAPABILITY>,
+#               default 80) before the CPU targets, which run where no CUDA device is found; the
+#               default schedule becomes cuda_fused (cuda_tiled for mha). Needs an attngen built
+#               with CUDA (ATTNGEN_CUDA, on by default on x86-64, or ATTNGEN_RUNTIME_CUDA).
 #
 # Every kernel is compiled without a Halide runtime of its own (add_halide_library's no_runtime)
 # and links attngen::halide_runtime, the one the installed runtime library already uses: a
@@ -156,7 +158,14 @@ function(attngen_add_kernel)
     if (K_HEAD_DIM AND NOT K_VALUE_DIM)
         set(K_VALUE_DIM ${K_HEAD_DIM})
     endif ()
-    if (NOT K_SCHEDULE)
+    if (NOT K_SCHEDULE AND K_CUDA)
+        # The GPU schedules; on the CPU entries they fall back to CPU schedules.
+        if (K_GENERATOR STREQUAL "mha")
+            set(K_SCHEDULE cuda_tiled)
+        else ()
+            set(K_SCHEDULE cuda_fused)
+        endif ()
+    elseif (NOT K_SCHEDULE)
         set(K_SCHEDULE cpu_fused)
     elseif (NOT "${K_SCHEDULE}" MATCHES "^[A-Za-z][A-Za-z0-9_]*$")
         _attngen_kernel_error("${name}" "SCHEDULE must be a schedule name or TUNED, got '${K_SCHEDULE}'")
@@ -213,7 +222,10 @@ function(attngen_add_kernel)
             _attngen_kernel_error("${name}" "CUDA_CAPABILITY ${K_CUDA_CAPABILITY} is not one of "
                                   "Halide 14's: ${known}")
         endif ()
-        list(TRANSFORM targets APPEND "-cuda-cuda_capability_${K_CUDA_CAPABILITY}")
+        # A CUDA entry first, the CPU targets after it: the runtime's target check picks the CUDA
+        # entry only where it finds a CUDA device, and the CPU entries everywhere else.
+        list(GET targets 0 first_target)
+        list(PREPEND targets "${first_target}-cuda-cuda_capability_${K_CUDA_CAPABILITY}")
     endif ()
 
     foreach (v IN ITEMS HEADS KV_HEADS HEAD_DIM VALUE_DIM)
