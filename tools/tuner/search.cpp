@@ -149,7 +149,9 @@ class BucketSearch {
                 winner = candidate;
             }
         }
-        result.improves = best < 1.0;
+        // A winner equal to the default is the default measured twice: its score below 1 is
+        // the spread between two measurements of one configuration, not an improvement.
+        result.improves = best < 1.0 && !(winner == fallback);
         result.winner = winner;
         for (std::size_t s = 0; s < shapes_.size(); s++) {
             ShapeResult r;
