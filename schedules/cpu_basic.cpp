@@ -61,6 +61,11 @@ void CpuBasic::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
     f.weights.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.j, vec, kTail);
     f.row_sum.compute_root().fuse(v.h, v.b, hb).parallel(hb);
     f.row_sum.update().fuse(v.h, v.b, hb).parallel(hb);
+    if (mask.causal) {
+        // The causal band of each row (see mask.h), parallel like the dense part.
+        f.row_max.update(1).fuse(v.h, v.b, hb).parallel(hb);
+        f.row_sum.update(1).fuse(v.h, v.b, hb).parallel(hb);
+    }
     f.probs.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.j, vec, kTail);
     f.lse.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.i, vec, kTail);
 }
@@ -77,6 +82,7 @@ void CpuBasic::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask m
     // allowed keys j.
     f.acc.compute_at(f.out, v.i).vectorize(v.e, vec, kTail);
     f.acc.update().reorder(v.e, f.keys).vectorize(v.e, vec, kTail);
+    if (mask.causal) f.acc.update(1).reorder(v.e, f.band).vectorize(v.e, vec, kTail);
 }
 
 void CpuBasic::attention(algorithm::AttentionFuncs &f, bool, const Context &ctx) const {

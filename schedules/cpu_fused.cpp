@@ -206,6 +206,11 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     sm.weights.compute_root().parallel(v.h).vectorize(v.j, vec, kGuard);
     sm.row_sum.compute_root().parallel(v.h);
     sm.row_sum.update(0).parallel(v.h);
+    if (f.causal) {
+        // The causal band (at most kCausalGroup keys per row) in the same layout.
+        sm.row_max.update(1).parallel(v.h);
+        sm.row_sum.update(1).parallel(v.h);
+    }
 
     // The weighted sum of every head in parallel chunks of keys, then each row's chunks added.
     // Eight vectors of value features (a whole row at d_v = 128 with AVX-512) stay in
