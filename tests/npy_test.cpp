@@ -79,6 +79,31 @@ void ExpectRejected(const std::string &bytes, const std::string &fragment) {
     EXPECT_EQ(error.rfind("test.npy", 0), 0u) << "message does not name the file: " << error;
 }
 
+TEST(Npy, ReadsEmptyArray) {
+    // A zero extent: no data, and no memcpy from the null data of an empty vector (found by
+    // npy_fuzz; undefined behaviour that UBSan reports).
+    npy::Array a;
+    std::string error;
+    ASSERT_TRUE(Parse(NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4), }", ""),
+                      &a, &error))
+        << error;
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{0, 4}));
+    EXPECT_TRUE(a.f32.empty());
+}
+
+TEST(Npy, HeaderTextInMessagesStaysOnOneLine) {
+    // Text quoted from a malformed header keeps the message to one line (found by npy_fuzz).
+    npy::Array a;
+    std::string error;
+    EXPECT_FALSE(
+        Parse(NpyBytes("{'descr': '<f\n4', 'fortran_order': False, 'shape': (1,), }", Floats({1})),
+              &a, &error));
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    EXPECT_NE(error.find("<f\\x0a4"), std::string::npos) << error;
+    EXPECT_FALSE(Parse(NpyBytes("{'sh\rape': (1,), }", Floats({1})), &a, &error));
+    EXPECT_EQ(error.find('\r'), std::string::npos) << error;
+}
+
 TEST(Npy, RejectsMissingMagic) {
     ExpectRejected("PK\x03\x04 zip file", "not an .npy file");
 }
