@@ -19,9 +19,10 @@ AttentionCase CaseFor(const KernelInfo &k, int64_t nq) {
     AttentionCase c;
     const int64_t heads = k.heads > 0 ? k.heads : 4;
     const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
-    c.shape = {2, heads, kv_heads, nq, 45, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+    const int64_t nk = KeysFor(nq);
+    c.shape = {2, heads, kv_heads, nq, nk, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
     c.causal = k.causal;
-    c.key_lengths = {45, 38};
+    c.key_lengths = {nk, nk - 7};
     return c;
 }
 
@@ -31,7 +32,7 @@ TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
     if (k.max_queries > 0) {
         query_counts = {1, k.max_queries};
     } else {
-        query_counts = {37};
+        query_counts = {QueriesBeyondEveryBound()};
     }
     for (int64_t nq : query_counts) {
         SCOPED_TRACE("Nq=" + std::to_string(nq));

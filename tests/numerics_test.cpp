@@ -27,11 +27,12 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
         const KernelInfo &k = GetParam();
         const int64_t heads = k.heads > 0 ? k.heads : 4;
         const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
-        const int64_t nq = k.max_queries > 0 ? k.max_queries : 37;
-        c_.shape = {2, heads, kv_heads, nq, 45, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+        const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound();
+        const int64_t nk = KeysFor(nq);
+        c_.shape = {2, heads, kv_heads, nq, nk, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
         c_.causal = k.causal;
-        // Batch element 1 masks keys 38..44 by its length.
-        c_.key_lengths = {45, 38};
+        // Batch element 1 masks its last 7 keys by its length.
+        c_.key_lengths = {nk, nk - 7};
         c_.prepare(41);
         clean_ = Run(c_.q, c_.k, c_.v);
     }
@@ -135,7 +136,7 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
 
 TEST_P(NonFiniteTest, NanAndInfInMaskedKeysDoNotLeak) {
     const auto &s = c_.shape;
-    // Keys 38..44 of batch element 1 are beyond its length for every row; with a causal mask,
+    // The last 7 keys of batch element 1 are beyond its length for every row; with a causal mask,
     // key nk - nq + 2 of batch element 0 is beyond the bound of rows 0 and 1 only.
     const int64_t causal_key = s.nk - s.nq + 2;
     for (float poison : {NAN, INFINITY, -INFINITY}) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -21,6 +22,23 @@ inline std::vector<KernelInfo> AttentionKernels() {
         if (k.op == "attention") kernels.push_back(k);
     }
     return kernels;
+}
+
+// Nq for a call that a kernel without a query bound (max_queries 0) must serve: above the bound of
+// every decode or tuned kernel compiled (the dispatch prefers those for calls within their
+// bound), and not a multiple of any tile.
+inline int64_t QueriesBeyondEveryBound() {
+    int64_t nq = 37;
+    for (const auto &k : list_kernels()) {
+        if (k.max_queries >= nq) nq = k.max_queries + 37;
+    }
+    return nq;
+}
+
+// Nk for such a test call: 8 keys more than its queries (45 at Nq 37), so that causal rows see
+// between 9 and Nk keys.
+inline int64_t KeysFor(int64_t nq) {
+    return std::max<int64_t>(45, nq + 8);
 }
 
 inline std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {

@@ -1,6 +1,8 @@
 // The C API (attngen/attngen_c.h): converts the C structs into the C++ API's types and calls it.
 // No C++ exception may cross into C code, so every entry point catches them and reports them
 // as a status.
+#include <cstring>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -41,7 +43,12 @@ Status to_view(const char *name, const attngen_tensor &t, TensorView *view) {
         return Status::InvalidArgument(std::string(name) + " has rank " + std::to_string(t.rank) +
                                        ", outside 1 .. " + std::to_string(attngen::kMaxRank));
     }
-    switch (t.dtype) {
+    // A C caller may store any int in the enum field; in C++ loading a value outside the
+    // enumerators is undefined, so the field is read as the int it is.
+    static_assert(sizeof(attngen_dtype) == sizeof(int), "attngen_dtype is stored as an int");
+    int dtype;
+    std::memcpy(&dtype, &t.dtype, sizeof dtype);
+    switch (dtype) {
         case ATTNGEN_FLOAT32:
             view->dtype = attngen::DType::kFloat32;
             break;
@@ -53,7 +60,7 @@ Status to_view(const char *name, const attngen_tensor &t, TensorView *view) {
             break;
         default:
             return Status::InvalidArgument(std::string(name) + " has dtype " +
-                                           std::to_string(static_cast<int>(t.dtype)) +
+                                           std::to_string(dtype) +
                                            ", which is not an attngen_dtype");
     }
     view->data = t.data;
