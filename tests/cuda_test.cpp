@@ -10,7 +10,7 @@
 
 #include "HalideBuffer.h"
 #include "attngen/attngen.h"
-#include "test_util.h"
+#include "runtime_test_util.h"
 
 #ifdef ATTNGEN_HAVE_CUDA
 #include "HalideRuntimeCuda.h"
@@ -36,21 +36,6 @@ AttentionCase SmallCase() {
     return c;
 }
 
-AttentionArgs HostArgs(AttentionCase &c, std::vector<float> &out, std::vector<float> &lse) {
-    const auto &s = c.shape;
-    out.assign(s.batch * s.heads * s.nq * s.d_v, NAN);
-    lse.assign(s.batch * s.heads * s.nq, NAN);
-    AttentionArgs args;
-    args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
-    args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
-    args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
-    args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
-    args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
-    args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
-    args.causal = c.causal;
-    return args;
-}
-
 TEST(Cuda, StatusSaysWhyCudaCannotRun) {
     Status s = cuda_status();
     if (s.ok()) GTEST_SKIP() << "a CUDA device is usable here";
@@ -62,7 +47,7 @@ TEST(Cuda, PlacementCudaWithoutDeviceIsUnavailableAndWritesNothing) {
     if (cuda_status().ok()) GTEST_SKIP() << "a CUDA device is usable here";
     AttentionCase c = SmallCase();
     std::vector<float> out, lse;
-    AttentionArgs args = HostArgs(c, out, lse);
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr);
     args.placement = Placement::kCuda;
     Status s = attention(args);
     EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
@@ -74,7 +59,7 @@ TEST(Cuda, DeviceTensorsWithoutDeviceAreUnavailable) {
     if (cuda_status().ok()) GTEST_SKIP() << "a CUDA device is usable here";
     AttentionCase c = SmallCase();
     std::vector<float> out, lse;
-    AttentionArgs args = HostArgs(c, out, lse);
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr);
     // A pointer that must never be dereferenced: the call has to refuse before any kernel runs.
     args.q.data = reinterpret_cast<void *>(0x1000);
     args.q = args.q.on_cuda();
@@ -89,7 +74,7 @@ TEST(Cuda, DeviceTensorsWithoutDeviceAreUnavailable) {
 TEST(Cuda, KeyLengthsMustBeInHostMemory) {
     AttentionCase c = SmallCase();
     std::vector<float> out, lse;
-    AttentionArgs args = HostArgs(c, out, lse);
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr);
     args.key_lengths = args.key_lengths->on_cuda();
     args.placement = Placement::kCudaOrCpu;
     Status s = attention(args);
@@ -100,7 +85,7 @@ TEST(Cuda, KeyLengthsMustBeInHostMemory) {
 TEST(Cuda, CudaOrCpuRunsWhereverItCanAndMatchesReference) {
     AttentionCase c = SmallCase();
     std::vector<float> out, lse;
-    AttentionArgs args = HostArgs(c, out, lse);
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr);
     args.placement = Placement::kCudaOrCpu;
     CallInfo info;
     ASSERT_TRUE(attention(args, &info).ok());
@@ -140,7 +125,7 @@ TEST(CudaDevice, DevicePointersGiveTheReferenceResultWithoutCopies) {
     if (Status s = cuda_status(); !s.ok()) GTEST_SKIP() << s.message();
     AttentionCase c = SmallCase();
     std::vector<float> out, lse;
-    AttentionArgs args = HostArgs(c, out, lse);
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr);
     DeviceArray q(c.q), k(c.k), v(c.v), dout(out), dlse(lse);
     ASSERT_TRUE(q.ok() && k.ok() && v.ok() && dout.ok() && dlse.ok());
     for (auto [view, array] :
