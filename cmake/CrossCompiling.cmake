@@ -33,6 +33,14 @@ if (CMAKE_CROSSCOMPILING OR attngen-halide_generators_ROOT)
                 "-Dattngen-halide_generators_ROOT=<native build dir>/cmake "
                 "(see scripts/test-aarch64.sh)")
     endif ()
+    # The installed package names the generator executable attngen::generators (its
+    # EXPORT_NAME, see AttngenInstall.cmake), so the build tree exports it under that name too;
+    # add_halide_library looks for attngen::halide_generators::attngen_generators.
+    if (TARGET attngen::halide_generators::generators
+        AND NOT TARGET attngen::halide_generators::attngen_generators)
+        add_executable(attngen::halide_generators::attngen_generators ALIAS
+                       attngen::halide_generators::generators)
+    endif ()
 endif ()
 
 # GoogleTest for the tests: the installed libraries natively, built from source when
