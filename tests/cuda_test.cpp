@@ -149,6 +149,25 @@ TEST(CudaDevice, DevicePointersGiveTheReferenceResultWithoutCopies) {
 }
 #endif
 
+TEST(CudaDevice, WideHeadsGoToCudaTiledAndCudaFusedRefusesThem) {
+    if (Status s = cuda_status(); !s.ok()) GTEST_SKIP() << s.message();
+    // d_k + d_v = 384: cuda_fused's K and V tiles would not fit 48 KiB of shared memory.
+    AttentionCase c;
+    c.shape = {1, 2, 2, 9, 40, 192, 192};
+    c.prepare(5);
+    std::vector<float> out, lse;
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr);
+    args.placement = Placement::kCuda;
+    CallInfo info;
+    ASSERT_TRUE(attention(args, &info).ok());
+    EXPECT_NE(info.kernel.find("cuda_tiled"), std::string::npos) << info.kernel;
+    EXPECT_TRUE(Matches(out, c.out, c.out32));
+    args.schedule = "cuda_fused";
+    Status s = attention(args);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("cuda_tiled"), std::string::npos) << s.message();
+}
+
 TEST(CudaDevice, EveryCudaKernelIsCompiledWithACpuFallbackEntry) {
     if (!BuildHasCudaKernels()) GTEST_SKIP() << "this build compiled no CUDA kernels";
     for (const auto &k : list_kernels()) {

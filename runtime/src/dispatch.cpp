@@ -4,6 +4,7 @@
 
 #include "attngen/kernels.h"
 #include "cpu_targets.h"
+#include "cuda_device.h"
 #include "validate.h"
 
 namespace attngen::detail {
@@ -11,6 +12,19 @@ namespace attngen::detail {
 const char *const kScheduleOrder[] = {"cpu_fused", "cpu_tiled", "cpu_basic", "reference", nullptr};
 // The same for calls that run on a CUDA device.
 const char *const kCudaScheduleOrder[] = {"cuda_fused", "cuda_tiled", nullptr};
+
+namespace {
+
+// cuda_fused keeps a key block's K and V rows (32 of each) in shared memory next to its 32 x 32
+// scores and weights: 4 * (32 * (d_k + d_v) + 2048) bytes must fit the 48 KiB a CUDA thread block
+// gets without opting in to more, so d_k + d_v <= 320 (head dims up to 160).
+constexpr int64_t kCudaFusedMaxHeadDims = 320;
+
+bool too_wide_for_cuda_fused(const KernelRequest &r) {
+    return r.d_k + r.d_v > kCudaFusedMaxHeadDims;
+}
+
+}  // namespace
 
 namespace {
 
@@ -52,6 +66,7 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
     if (schedule.empty() && request.cuda) {
         for (const char *const *s = kCudaScheduleOrder; *s != nullptr && schedule.empty(); s++) {
             for (std::size_t n = 0; n < kNumKernels; n++) {
+                if (std::string(*s) == "cuda_fused" && too_wide_for_cuda_fused(request)) continue;
                 if (kKernels[n].cuda && *s == std::string(kKernels[n].schedule)) schedule = *s;
             }
         }
@@ -64,6 +79,12 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
         auto available = available_schedules();
         if (available.empty()) return Status::NotFound("this build compiled no kernels");
         schedule = available.front();
+    }
+    if (schedule == "cuda_fused" && too_wide_for_cuda_fused(request) && cuda_device_status().ok()) {
+        return Status::InvalidArgument(
+            "cuda_fused takes d_k + d_v <= " + std::to_string(kCudaFusedMaxHeadDims) +
+            " on a GPU (a block's K and V rows must fit 48 KiB of shared memory); this call has " +
+            std::to_string(request.d_k + request.d_v) + ": use the schedule cuda_tiled");
     }
     const KernelEntry *best = nullptr;
     bool schedule_known = false;
