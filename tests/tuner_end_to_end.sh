@@ -11,8 +11,12 @@ work=$(mktemp -d)
 trap '[ "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 
 # Two buckets: a grouped-query one with head dim 24, and causal decode steps.
+# --min-speedup 0 keeps the fastest candidate other than the default even when a few seconds of
+# search find nothing faster (on a busy machine they often do not): this test is about the path
+# from the database to compiled, correct kernels, not about the search finding a speedup.
 "$attngen" tune --shapes "h=4,kv=2,nq=256,d=24" "h=8,nq=1,nk=4096,d=24,causal" --budget 24 \
-    --no-autoschedulers --runs 5 --target "$target" --out "$work/tuning.json" > "$work/tune.log"
+    --no-autoschedulers --runs 5 --min-speedup 0 --target "$target" --out "$work/tuning.json" \
+    > "$work/tune.log"
 cat "$work/tune.log"
 grep -q '"format": "attngen-tuning/1"' "$work/tuning.json"
 "$attngen" tune --report "$work/tuning.json"

@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
     std::string generator = "attention", out, report, target = ATTNGEN_DEFAULT_TUNE_TARGET,
                 strategy = "search", cache;
     std::vector<std::string> specs, schedules{"cpu_fused", "cpu_tiled"};
-    double budget = 600, timeout = 120;
+    double budget = 600, timeout = 120, min_speedup = 1.0;
     bool resume = false, no_autoschedulers = false;
     int threads = 0, runs = 5;
     uint32_t seed = 1;
@@ -71,6 +71,9 @@ int main(int argc, char **argv) {
     app.add_option("--threads", threads, "Halide threads while measuring (default: all)");
     app.add_option("--runs", runs, "Timed runs per candidate (the median counts)");
     app.add_option("--seed", seed, "Random seed of the search");
+    app.add_option("--min-speedup", min_speedup,
+                   "Speedup over the default a winner needs (0: the best non-default candidate)")
+        ->check(CLI::NonNegativeNumber);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {
@@ -107,6 +110,7 @@ int main(int argc, char **argv) {
     options.measure.threads = threads;
     options.measure.runs = runs;
     options.seed = seed;
+    options.min_speedup = min_speedup;
 
     std::string error;
     TuningDatabase db = tune(options, show_progress, &error);

@@ -139,19 +139,21 @@ class BucketSearch {
             random_then_local();
         }
 
-        // The winner must beat the default (score below 1); otherwise the bucket keeps the
-        // default build's kernel.
+        // The winner is the fastest candidate other than the default (the default measured
+        // again would only show the spread between two measurements of one configuration), and
+        // it must beat the default by min_speedup (score at most 1 / min_speedup, below 1 for
+        // the default 1); otherwise the bucket keeps the default build's kernel.
         Candidate winner = fallback;
         double best = std::numeric_limits<double>::infinity();
         for (const auto &[candidate, value] : scores_) {
-            if (value < best) {
+            if (!(candidate == fallback) && value < best) {
                 best = value;
                 winner = candidate;
             }
         }
-        // A winner equal to the default is the default measured twice: its score below 1 is
-        // the spread between two measurements of one configuration, not an improvement.
-        result.improves = best < 1.0 && !(winner == fallback);
+        const bool fast_enough = options_.min_speedup >= 1.0 ? best < 1.0 / options_.min_speedup
+                                                             : best * options_.min_speedup <= 1.0;
+        result.improves = !(winner == fallback) && std::isfinite(best) && fast_enough;
         result.winner = winner;
         for (std::size_t s = 0; s < shapes_.size(); s++) {
             ShapeResult r;
@@ -218,7 +220,12 @@ class BucketSearch {
                 scores_[c] = std::numeric_limits<double>::infinity();
                 return scores_[c];
             }
-            if (m.median_ms / default_ms_[s] > kWorstSlowdown) {
+            // A test that accepts slower winners (min_speedup below 1) accepts their shapes'
+            // slowdowns too.
+            const double worst = options_.min_speedup > 0
+                                     ? std::max(kWorstSlowdown, 1.0 / options_.min_speedup)
+                                     : std::numeric_limits<double>::infinity();
+            if (m.median_ms / default_ms_[s] > worst) {
                 scores_[c] = std::numeric_limits<double>::infinity();
                 return scores_[c];
             }

@@ -29,6 +29,9 @@ struct TuneOptions {
     MeasureOptions measure;
     double candidate_timeout_seconds = 120;
     uint32_t seed = 1;
+    // A winner must beat the default by this factor (its speedup); 0 takes the fastest candidate
+    // other than the default whatever its speed, for tests of the path from database to kernel.
+    double min_speedup = 1.0;
 };
 
 struct Progress {
