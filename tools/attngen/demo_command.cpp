@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "attngen/attngen.h"
 #include "cli_error.h"
@@ -17,6 +19,29 @@
 namespace attngen::cli {
 
 namespace {
+
+// The schedules with a compiled multi-head kernel, fastest first (cuda_fused fuses attention
+// only, so it has none).
+std::vector<std::string> mha_schedules() {
+    std::vector<std::string> names;
+    for (const auto &schedule : available_schedules()) {
+        for (const auto &k : list_kernels()) {
+            if (k.op == "mha" && k.schedule == schedule) {
+                names.push_back(schedule);
+                break;
+            }
+        }
+    }
+    return names;
+}
+
+// Whether this schedule's mha kernel is a CUDA kernel that runs its CPU entry here.
+bool cpu_entry_of_cuda(const std::string &schedule) {
+    for (const auto &k : list_kernels()) {
+        if (k.op == "mha" && k.schedule == schedule && k.cuda) return !cuda_status().ok();
+    }
+    return false;
+}
 
 struct DemoCase {
     const char *name;
@@ -84,7 +109,7 @@ int run_demo(int repeats) {
         "attngen demo: multi-head attention on built-in inputs, every compiled schedule,\n"
         "checked against an fp64 reference; time is the median of %d runs.\n\n",
         repeats);
-    std::printf("%-36s %-10s %-9s %-10s %-10s %s\n", "case", "schedule", "check", "max error",
+    std::printf("%-36s %-11s %-9s %-10s %-10s %s\n", "case", "schedule", "check", "max error",
                 "tolerance", "median ms");
     bool all_ok = true;
     for (const DemoCase &c : kCases) {
@@ -101,7 +126,7 @@ int run_demo(int repeats) {
         w.b_k = TensorView::f32(in.b_k.data(), {s.kv_heads * s.d_k});
         w.b_v = TensorView::f32(in.b_v.data(), {s.kv_heads * s.d_v});
         w.b_o = TensorView::f32(in.b_o.data(), {s.d_out});
-        for (const std::string &schedule : available_schedules()) {
+        for (const std::string &schedule : mha_schedules()) {
             MhaConfig config;
             config.heads = s.heads;
             config.kv_heads = s.kv_heads;
@@ -127,10 +152,17 @@ int run_demo(int repeats) {
             auto cmp = reference::compare(y.data(), expected.data(), naive.data(),
                                           static_cast<int64_t>(y.size()));
             all_ok = all_ok && cmp.ok;
-            std::printf("%-36s %-10s %-9s %-10.2e %-10.2e %.3f\n", c.name, schedule.c_str(),
+            const std::string label = schedule + (cpu_entry_of_cuda(schedule) ? "*" : "");
+            std::printf("%-36s %-11s %-9s %-10.2e %-10.2e %.3f\n", c.name, label.c_str(),
                         cmp.ok ? "ok" : "MISMATCH", cmp.max_error, cmp.tolerance,
                         times[times.size() / 2]);
         }
+    }
+    bool any_cpu_entry = false;
+    for (const auto &schedule : mha_schedules()) any_cpu_entry |= cpu_entry_of_cuda(schedule);
+    if (any_cpu_entry) {
+        std::printf("\n* a CUDA kernel run through its CPU entry: %s\n",
+                    cuda_status().message().c_str());
     }
     std::printf("\n%s\n", all_ok ? "all outputs match the fp64 reference"
                                  : "some outputs do NOT match the fp64 reference");
