@@ -24,7 +24,8 @@ void run_list() {
                     k.probs ? "yes" : "no", fixed(k.heads).c_str(), fixed(k.kv_heads).c_str(),
                     fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), nq.c_str());
     }
-    // All kernels of a build share their targets; say once which one this CPU runs.
+    // Kernels share their targets (the CUDA kernels have their own list); say once per list
+    // which entry this machine runs.
     std::vector<std::string> shown;
     for (const auto &k : kernels) {
         if (std::find(shown.begin(), shown.end(), k.targets) != shown.end()) continue;
