@@ -176,21 +176,8 @@ std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
     return info.param;
 }
 
-// The schedules with a compiled mha kernel (cuda_fused fuses attention only).
-std::vector<std::string> MhaSchedules() {
-    std::vector<std::string> names;
-    for (const auto &schedule : available_schedules()) {
-        for (const auto &k : list_kernels()) {
-            if (k.op == "mha" && k.schedule == schedule) {
-                names.push_back(schedule);
-                break;
-            }
-        }
-    }
-    return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(MhaSchedules()), ScheduleName);
+INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(available_schedules("mha")),
+                         ScheduleName);
 
 }  // namespace
 }  // namespace attngen::test

@@ -64,11 +64,11 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
     ATTNGEN_RETURN_IF_ERROR(cpu_isa_limit_status());
     std::string schedule = request.schedule;
     if (schedule.empty() && request.cuda) {
-        for (const char *const *s = kCudaScheduleOrder; *s != nullptr && schedule.empty(); s++) {
-            for (std::size_t n = 0; n < kNumKernels; n++) {
-                if (std::string(*s) == "cuda_fused" && too_wide_for_cuda_fused(request)) continue;
-                if (kKernels[n].cuda && *s == std::string(kKernels[n].schedule)) schedule = *s;
-            }
+        for (const std::string &name :
+             compiled_schedules(kCudaScheduleOrder, [](const KernelEntry &k) { return k.cuda; })) {
+            if (name == "cuda_fused" && too_wide_for_cuda_fused(request)) continue;
+            schedule = name;
+            break;
         }
         if (schedule.empty()) {
             return Status::NotFound(

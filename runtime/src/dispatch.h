@@ -2,7 +2,9 @@
 // that is specialized to the most of the call's extents.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "attngen/kernel.h"
 #include "attngen/status.h"
@@ -22,6 +24,13 @@ struct KernelRequest {
 
 // Known schedules, fastest first; an empty schedule name takes the first one compiled.
 extern const char *const kScheduleOrder[];
+// The same for calls that run on a CUDA device.
+extern const char *const kCudaScheduleOrder[];
+
+// The schedules of the compiled kernels that `keep` accepts, each once: those in `order` (a
+// nullptr-terminated list) in its order, then any others in build order.
+std::vector<std::string> compiled_schedules(const char *const *order,
+                                            const std::function<bool(const KernelEntry &)> &keep);
 
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel);
 

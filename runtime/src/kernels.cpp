@@ -1,6 +1,7 @@
 #include "attngen/kernels.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "HalideRuntime.h"
 #include "cpu_targets.h"
@@ -10,13 +11,22 @@
 
 namespace attngen {
 
+namespace {
+
+// The op's name in KernelInfo and available_schedules(op).
+const char *op_string(detail::Op op) {
+    return op == detail::Op::attention ? "attention" : "mha";
+}
+
+}  // namespace
+
 std::vector<KernelInfo> list_kernels() {
     std::vector<KernelInfo> kernels;
     for (std::size_t n = 0; n < detail::kNumKernels; n++) {
         const detail::KernelEntry &k = detail::kKernels[n];
         KernelInfo info;
         info.name = k.name;
-        info.op = k.op == detail::Op::attention ? "attention" : "mha";
+        info.op = op_string(k.op);
         info.schedule = k.schedule;
         info.targets = k.targets;
         info.causal = k.causal;
@@ -34,15 +44,19 @@ std::vector<KernelInfo> list_kernels() {
     return kernels;
 }
 
-std::vector<std::string> available_schedules() {
+namespace detail {
+
+std::vector<std::string> compiled_schedules(const char *const *order,
+                                            const std::function<bool(const KernelEntry &)> &keep) {
     std::vector<std::string> compiled;
-    for (std::size_t n = 0; n < detail::kNumKernels; n++) {
-        std::string s = detail::kKernels[n].schedule;
+    for (std::size_t n = 0; n < kNumKernels; n++) {
+        if (!keep(kKernels[n])) continue;
+        std::string s = kKernels[n].schedule;
         if (std::find(compiled.begin(), compiled.end(), s) == compiled.end()) compiled.push_back(s);
     }
     // Known schedules in speed order, then any others in build order.
     std::vector<std::string> ordered;
-    for (const char *const *s = detail::kScheduleOrder; *s != nullptr; s++) {
+    for (const char *const *s = order; *s != nullptr; s++) {
         if (std::find(compiled.begin(), compiled.end(), *s) != compiled.end())
             ordered.push_back(*s);
     }
@@ -50,6 +64,19 @@ std::vector<std::string> available_schedules() {
         if (std::find(ordered.begin(), ordered.end(), s) == ordered.end()) ordered.push_back(s);
     }
     return ordered;
+}
+
+}  // namespace detail
+
+std::vector<std::string> available_schedules() {
+    return detail::compiled_schedules(detail::kScheduleOrder,
+                                      [](const detail::KernelEntry &) { return true; });
+}
+
+std::vector<std::string> available_schedules(const std::string &op) {
+    return detail::compiled_schedules(detail::kScheduleOrder, [&](const detail::KernelEntry &k) {
+        return op == op_string(k.op);
+    });
 }
 
 Status cuda_status() {

@@ -20,21 +20,6 @@ namespace attngen::cli {
 
 namespace {
 
-// The schedules with a compiled multi-head kernel, fastest first (cuda_fused fuses attention
-// only, so it has none).
-std::vector<std::string> mha_schedules() {
-    std::vector<std::string> names;
-    for (const auto &schedule : available_schedules()) {
-        for (const auto &k : list_kernels()) {
-            if (k.op == "mha" && k.schedule == schedule) {
-                names.push_back(schedule);
-                break;
-            }
-        }
-    }
-    return names;
-}
-
 // Whether this schedule's mha kernel is a CUDA kernel that runs its CPU entry here.
 bool cpu_entry_of_cuda(const std::string &schedule) {
     for (const auto &k : list_kernels()) {
@@ -126,7 +111,7 @@ int run_demo(int repeats) {
         w.b_k = TensorView::f32(in.b_k.data(), {s.kv_heads * s.d_k});
         w.b_v = TensorView::f32(in.b_v.data(), {s.kv_heads * s.d_v});
         w.b_o = TensorView::f32(in.b_o.data(), {s.d_out});
-        for (const std::string &schedule : mha_schedules()) {
+        for (const std::string &schedule : available_schedules("mha")) {
             MhaConfig config;
             config.heads = s.heads;
             config.kv_heads = s.kv_heads;
@@ -159,7 +144,8 @@ int run_demo(int repeats) {
         }
     }
     bool any_cpu_entry = false;
-    for (const auto &schedule : mha_schedules()) any_cpu_entry |= cpu_entry_of_cuda(schedule);
+    for (const auto &schedule : available_schedules("mha"))
+        any_cpu_entry |= cpu_entry_of_cuda(schedule);
     if (any_cpu_entry) {
         std::printf("\n* a CUDA kernel run through its CPU entry: %s\n",
                     cuda_status().message().c_str());

@@ -35,6 +35,10 @@ std::vector<KernelInfo> list_kernels();
 // empty schedule name picks them.
 std::vector<std::string> available_schedules();
 
+// The same, limited to the schedules with a compiled kernel of this op ("attention" or "mha";
+// cuda_fused, for one, fuses attention only). Empty for another op name.
+std::vector<std::string> available_schedules(const std::string &op);
+
 // The environment variable ATTNGEN_MAX_CPU_ISA (avx512, avx2, sse41 or armv8), read once at
 // startup, keeps kernels compiled for several targets from using more capable ones: for tests,
 // and for reproducing a result of another machine. A call fails with kInvalidArgument while it
