@@ -52,25 +52,23 @@ void cpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Conte
     // task: groups of queries, key splits, heads and batch elements.
     const std::vector<Var> args = walk.args();
     const Var ii = args[1];
-    Var task = args[2];
+    // Fuses a stage's task dimensions into one parallel loop, vectors of e inside.
+    auto parallel_tasks = [&](Halide::Stage stage) {
+        Var task = args[2];
+        for (std::size_t a = 3; a < args.size(); a++) {
+            Var fused(task.name() + "_" + args[a].name());
+            stage.fuse(task, args[a], fused);
+            task = fused;
+        }
+        stage.parallel(task).vectorize(v.e, vec, kGuard);
+    };
     walk.compute_root();
-    for (std::size_t a = 3; a < args.size(); a++) {
-        Var fused(task.name() + "_" + args[a].name());
-        walk.fuse(task, args[a], fused);
-        task = fused;
-    }
-    walk.parallel(task).vectorize(v.e, vec, kGuard);
+    parallel_tasks(walk);
     Halide::Stage update = walk.update();
     std::vector<Halide::VarOrRVar> order = {v.e, Halide::RVar(f.blocks), ii};
     for (std::size_t a = 2; a < args.size(); a++) order.push_back(args[a]);
     update.reorder(order);
-    task = args[2];
-    for (std::size_t a = 3; a < args.size(); a++) {
-        Var fused(task.name() + "_" + args[a].name());
-        update.fuse(task, args[a], fused);
-        task = fused;
-    }
-    update.parallel(task).vectorize(v.e, vec, kGuard);
+    parallel_tasks(update);
     if (f.key_splits > 1) {
         Func running = f.running_grouped;
         running.compute_root().vectorize(v.e, vec, kGuard);
