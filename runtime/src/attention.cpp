@@ -148,22 +148,12 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
     std::vector<detail::HalideView *> inputs{&hq, &hk, &hv, &hlengths};
     std::vector<detail::HalideView *> results{&hout, &hlse};
     if (hprobs) results.push_back(&*hprobs);
-    // Releases the device copies and attachments, even after a failure, so that nothing leaks.
-    auto release_all = [&]() {
-        Status first = Status::Ok();
-        for (auto *views : {&inputs, &results}) {
-            for (auto *view : *views) {
-                Status s = view->release_device(&context, views == &results);
-                if (first.ok()) first = s;
-            }
-        }
-        return first;
-    };
+    // Device copies and attachments are released even after a failure, so that nothing leaks.
     for (auto *views : {&inputs, &results}) {
         for (auto *view : *views) {
             Status attached = view->attach_device(&context);
             if (!attached.ok()) {
-                (void)release_all();
+                (void)detail::release_devices(&context, results, inputs);
                 return attached;
             }
         }
@@ -176,7 +166,7 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
         result = kernel->attention(&context, hq.get(), hk.get(), hv.get(), hlengths.get(), scale,
                                    hout.get(), hlse.get());
     }
-    Status moved = release_all();
+    Status moved = detail::release_devices(&context, results, inputs);
     Status status = context.finish(kernel->name, result);
     return status.ok() ? moved : status;
 }

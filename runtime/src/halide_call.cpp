@@ -100,6 +100,18 @@ Status HalideView::release_device(void *user_context, bool is_output) {
     return Status::Ok();
 }
 
+Status release_devices(void *user_context, const std::vector<HalideView *> &results,
+                       const std::vector<HalideView *> &inputs) {
+    Status first = Status::Ok();
+    for (const auto *views : {&results, &inputs}) {
+        for (HalideView *view : *views) {
+            Status s = view->release_device(user_context, views == &results);
+            if (first.ok()) first = s;
+        }
+    }
+    return first;
+}
+
 CallContext::CallContext() {
     install_error_handler_once();
 }

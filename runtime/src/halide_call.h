@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "HalideRuntime.h"
 #include "attngen/status.h"
@@ -36,6 +37,11 @@ class HalideView {
     uint64_t device_pointer_ = 0;  // The view's CUDA pointer, 0 for host memory.
     halide_dimension_t dims_[kMaxRank]{};
 };
+
+// release_device for every view of a call (results copied back, inputs only freed); all are
+// released even after one fails, and the first failure is returned.
+Status release_devices(void *user_context, const std::vector<HalideView *> &results,
+                       const std::vector<HalideView *> &inputs);
 
 // Passed to every kernel as its user context. Halide's error handler is process-wide, so the
 // runtime installs one handler that appends each message to the context of the failing call.

@@ -182,11 +182,8 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
                    static_cast<int32_t>(heads_), static_cast<int32_t>(kv_heads_), scale_, hy.get());
     // A cuda_tiled kernel's CUDA entry (schedule named, device present) leaves device copies:
     // the output comes back to host memory and every copy is freed, also after a failure.
-    Status moved = hy.release_device(&context, true);
-    for (auto *view : {&hx, &hm, &hwq, &hwk, &hwv, &hwo, &hbq, &hbk, &hbv, &hbo, &hl}) {
-        Status s = view->release_device(&context, false);
-        if (moved.ok()) moved = s;
-    }
+    Status moved = detail::release_devices(
+        &context, {&hy}, {&hx, &hm, &hwq, &hwk, &hwv, &hwo, &hbq, &hbk, &hbv, &hbo, &hl});
     Status status = context.finish(kernel.name, result);
     return status.ok() ? moved : status;
 }
