@@ -29,21 +29,99 @@ struct FusedParams {
     int key_tile = 6;
     // Value features per register tile of P V: block_q x value_tile accumulators (16 zmm).
     int value_tile = 8;
+    // Whether the kernel takes the decode path (schedule_decode): the work organized around the
+    // keys, which are split into chunks that threads share. Kernels for at most kDecodeQueries
+    // queries always take it; kernels for a bounded number of queries above that may (the
+    // autotuner decides), and kernels for any number of queries never do.
+    int split_keys = 0;
     // Keys per parallel task in the decode path, so that several threads share one query.
     int decode_key_chunk = 1024;
+    // Keys whose dot products with a query run side by side in the decode path: each key's
+    // lanes are summed one by one at the end, and two keys at a time measured 13% faster than
+    // four at B1 H32 Nk4096 d128 (5.3 to 4.6 ms; more keys leave fewer registers for the loads
+    // in flight).
+    int decode_key_unroll = 2;
+
+    // Keys per block of the key-block path (schedule_online), or 0 for the block path. A group of
+    // block_q queries walks the keys a block at a time with an online softmax, so its scratch is
+    // block_q x key_block whatever Nk is; the block path's block_q x Nk scratch leaves the L2
+    // beyond a few thousand keys (at Nk = 30000 it ran at half the FLOP rate of Nk = 3000; the
+    // key-block path took B1 H8 Nq17 Nk30000 d64 from 30 to 18 ms). The default is the block
+    // path: the online merge costs exponentials per output value and block, and at Nk = 1024
+    // the key-block path ran 25% slower (B1 H8 N1024 d80: 18.0 against 14.3 ms).
+    int key_block = 0;
+    // Runs of key blocks merged separately, then together (flash-decoding), in the key-block
+    // path: more parallel tasks when a call has fewer query groups than threads.
+    int key_splits = 1;
+
+    // Up to this many queries the decode path wins: the block path would fill at most a quarter
+    // of the lanes of one block.
+    static constexpr int kDecodeQueries = 8;
+    static int default_split_keys(const Context &ctx) {
+        return ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries ? 1 : 0;
+    }
 
     static std::vector<std::string> names() {
-        return {"query_vectors", "key_tile", "value_tile", "decode_key_chunk"};
+        return {"query_vectors",    "key_tile",          "value_tile", "split_keys",
+                "decode_key_chunk", "decode_key_unroll", "key_block",  "key_splits"};
     }
-    FusedParams() = default;
     explicit FusedParams(const Context &ctx) {
         ctx.check_params(names());
         query_vectors = ctx.param("query_vectors", query_vectors);
         key_tile = ctx.param("key_tile", key_tile);
         value_tile = ctx.param("value_tile", value_tile);
+        split_keys = ctx.param("split_keys", default_split_keys(ctx));
         decode_key_chunk = ctx.param("decode_key_chunk", decode_key_chunk);
+        decode_key_unroll = ctx.param("decode_key_unroll", decode_key_unroll);
+        key_block = ctx.param("key_block", key_block);
+        key_splits = ctx.param("key_splits", key_splits);
+        if (key_block > 0 && split_keys != 0) {
+            schedule_error("cpu_fused: key_block and split_keys=1 select different paths");
+        }
+        // Causal kernels keep the block path, which splits each block's keys into a dense part
+        // and a band; the key-block path would mask every lane of a block by its own bound.
+        if (key_block > 0 && ctx.causal) {
+            schedule_error(
+                "cpu_fused: the key-block path (key_block > 0) serves non-causal "
+                "kernels only");
+        }
+        // One key at a time failed the correctness check at run time (a Halide error that we
+        // have not traced); two or more pass.
+        if (decode_key_unroll < 2) {
+            schedule_error("cpu_fused: decode_key_unroll must be at least 2");
+        }
+        if (split_keys != 0 && ctx.max_queries <= 0) {
+            schedule_error(
+                "cpu_fused: split_keys=1 needs a kernel for a bounded number of "
+                "queries (max_queries > 0)");
+        }
     }
 };
+
+// The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
+// tiles of bq x key_tile, query index fastest. With at least one tile of keys the last tile
+// shifts inwards and recomputes a few scores rather than guarding every key of every tile.
+void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const Halide::Expr &nk,
+                          int bq, const FusedParams &p) {
+    const auto &v = algorithm::dims();
+    Var jo("jo"), ji("ji");
+    dot_block.specialize(nk >= p.key_tile)
+        .split(v.j, jo, ji, p.key_tile, TailStrategy::ShiftInwards)
+        .reorder(v.i, ji, jo)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(ji);
+    dot_block.split(v.j, jo, ji, p.key_tile, kGuard)
+        .reorder(v.i, ji, jo)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(ji);
+    dot.compute_at(dot_block, jo)
+        .reorder_storage(v.i, v.j)
+        .bound_storage(v.i, bq)
+        .bound_storage(v.j, p.key_tile)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.j, p.key_tile, kGuard);
+    dot.update().reorder(v.i, v.j, d).vectorize(v.i, bq, kGuard).unroll(v.j, p.key_tile, kGuard);
+}
 
 // The block path: attention for blocks of block_q query rows, vectorized across the queries of
 // a block. Everything a block needs (its scores, weights and row statistics) is computed inside
@@ -52,7 +130,7 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
                      const FusedParams &p) {
     const auto &v = algorithm::dims();
     const int bq = p.query_vectors * ctx.vector_width();
-    Var io("io"), ii("ii"), eo("eo"), ei("ei"), jo("jo"), ji("ji");
+    Var io("io"), ii("ii"), eo("eo"), ei("ei");
 
     // Blocks of queries; blocks, heads and batch elements are all parallel loops, so that two
     // threads find work whether a call has many heads, many batch elements or one long
@@ -105,25 +183,7 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     Func dot = f.scores.dot;
     Func dot_block = dot.in();
     dot_block.compute_at(out, io).reorder_storage(v.i, v.j);
-    dot_block.specialize(f.shape.nk >= p.key_tile)
-        .split(v.j, jo, ji, p.key_tile, TailStrategy::ShiftInwards)
-        .reorder(v.i, ji, jo)
-        .vectorize(v.i, bq, kGuard)
-        .unroll(ji);
-    dot_block.split(v.j, jo, ji, p.key_tile, kGuard)
-        .reorder(v.i, ji, jo)
-        .vectorize(v.i, bq, kGuard)
-        .unroll(ji);
-    dot.compute_at(dot_block, jo)
-        .reorder_storage(v.i, v.j)
-        .bound_storage(v.i, bq)
-        .bound_storage(v.j, p.key_tile)
-        .vectorize(v.i, bq, kGuard)
-        .unroll(v.j, p.key_tile, kGuard);
-    dot.update()
-        .reorder(v.i, v.j, f.scores.d)
-        .vectorize(v.i, bq, kGuard)
-        .unroll(v.j, p.key_tile, kGuard);
+    schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
 
     // Row statistics, vectorized across the block's queries. The key loops sit inside the
     // vectorized query loop so that their bounds, the same for every query of a causal group,
@@ -187,17 +247,19 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     Func lanes = dot.update().split(f.scores.d, d_outer, d_lane, vec, kGuard).rfactor(d_lane, u);
     dot.update()
         .split(v.j, jo, ji, p.decode_key_chunk, kGuard)
-        .split(ji, jt, jl, 4, kGuard)
+        .split(ji, jt, jl, p.decode_key_unroll, kGuard)
         .reorder(d_lane, jl, jt, v.i, jo, v.h, v.b)
         .parallel(jo)
         .parallel(v.h)
         .parallel(v.b)
-        .atomic()
-        .vectorize(d_lane)
+        .unroll(d_lane)
         .unroll(jl);
-    lanes.compute_at(dot, jt).reorder_storage(u, v.j).bound_storage(v.j, 4).vectorize(u).unroll(
-        v.j, 4, kGuard);
-    lanes.update().reorder(u, v.j, d_outer).vectorize(u).unroll(v.j, 4, kGuard);
+    lanes.compute_at(dot, jt)
+        .reorder_storage(u, v.j)
+        .bound_storage(v.j, p.decode_key_unroll)
+        .vectorize(u)
+        .unroll(v.j, p.decode_key_unroll, kGuard);
+    lanes.update().reorder(u, v.j, d_outer).vectorize(u).unroll(v.j, p.decode_key_unroll, kGuard);
 
     // Row statistics and weights: Nk values per row, a small fraction of the keys' bytes.
     auto &sm = f.softmax;
@@ -237,28 +299,165 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     if (f.causal) acc.update(1).vectorize(v.e, vec, kGuard);
 }
 
-// Up to this many queries the decode path wins: the block path would fill at most a quarter of
-// the lanes of one block.
-constexpr int kDecodeQueries = 8;
+// The key-block path: the online softmax of algorithm/online_attention.h. A group of block_q
+// queries walks the keys key_block at a time, each block's scores, weights and weighted values
+// computed in the register tiles of the block path (vectorized across the group's queries) and
+// merged into the group's running maximum, sum and output. With key splits each split walks its
+// own run of blocks as a separate task, and a last merge adds the splits.
+void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &p) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    const int bq = f.query_group;
+    Func walk = f.key_splits > 1 ? f.split_state : f.running_grouped;
+    const std::vector<Var> args = walk.args();
+    const Var e = args[0], ii = args[1];
+    Var go("go"), gi("gi"), eo("eo"), ei("ei");
 
-bool uses_decode_path(const Context &ctx) {
-    return ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries;
+    // One parallel task per group of queries (and head and batch element), as in the block
+    // path: the group's running state (3 x d_v x block_q floats) is computed inside the task and
+    // stays in cache, instead of a state for every query written, updated and read back across
+    // the whole call (at B16 H8 N128 that traffic cost more than the arithmetic).
+    Func out = f.out;
+    out.split(v.i, go, gi, bq, kGuard)
+        .reorder(v.e, gi, go, v.h, v.b)
+        .vectorize(v.e, vec, kGuard)
+        .parallel(go)
+        .parallel(v.h)
+        .parallel(v.b);
+    Func lse = f.lse;
+    lse.split(v.i, go, gi, bq, kGuard)
+        .reorder(gi, go, v.h, v.b)
+        .vectorize(gi, vec, kGuard)
+        .parallel(go)
+        .parallel(v.h)
+        .parallel(v.b);
+    lse.compute_with(out, go);
+
+    walk.compute_at(out, go).reorder_storage(ii, e).reorder(ii, e).vectorize(ii, bq);
+    Halide::Stage update = walk.update();
+    update.split(e, eo, ei, p.value_tile, kGuard)
+        .reorder(ii, ei, eo, Halide::RVar(f.blocks))
+        .vectorize(ii, bq)
+        .unroll(ei);
+    if (f.key_splits > 1) {
+        // The splits of one group are parallel tasks inside its task: a call with fewer groups
+        // than threads (a few queries against a long cache) still keeps every thread busy.
+        update.parallel(args[2]);
+        Func running = f.running_grouped;
+        const std::vector<Var> rargs = running.args();
+        running.compute_at(out, go)
+            .reorder_storage(rargs[1], rargs[0])
+            .reorder(rargs[1], rargs[0])
+            .vectorize(rargs[1], bq);
+        running.update()
+            .reorder(rargs[1], rargs[0], Halide::RVar(f.splits))
+            .vectorize(rargs[1], bq);
+    }
+
+    // Query rows past Nq read the last query (online_attention.h), so the block's stages may
+    // always compute the whole group: bound_extent(i, block_q) makes their row count a constant,
+    // which keeps the register tiles in registers and makes a group of 17 queries cost what one
+    // of 32 does instead of falling back to scalar code.
+    //
+    // A key block's queries, transposed (query index fastest) for vector loads across queries.
+    const Halide::RVar blocks(f.blocks);
+    Func qt = f.scores.q.in(f.scores.dot);
+    Var qd = qt.args()[0], qi = qt.args()[1];
+    qt.compute_at(walk, blocks)
+        .bound_extent(qi, bq)
+        .reorder_storage(qi, qd)
+        .reorder(qi, qd)
+        .vectorize(qi, bq);
+
+    // The block's scores in register tiles of block_q x key_tile, as in the block path.
+    Func dot = f.scores.dot;
+    Func dot_block = dot.in();
+    dot_block.compute_at(walk, blocks).bound_extent(v.i, bq).reorder_storage(v.i, v.j);
+    schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
+
+    // The block's maximum, weights and sum, vectorized across the group's queries.
+    f.block_max.compute_at(walk, blocks).bound_extent(v.i, bq).vectorize(v.i, bq);
+    f.block_max.update().reorder(v.i, f.block_keys_max).vectorize(v.i, bq);
+    f.block_weights.compute_at(walk, blocks)
+        .bound_extent(v.i, bq)
+        .reorder_storage(v.i, v.j)
+        .reorder(v.i, v.j)
+        .vectorize(v.i, bq);
+    f.block_sum.compute_at(walk, blocks).bound_extent(v.i, bq).vectorize(v.i, bq);
+    f.block_sum.update().reorder(v.i, f.block_keys_sum).vectorize(v.i, bq);
+
+    // The block's weighted values in register tiles of block_q x value_tile, one per tile of
+    // the merge.
+    f.block_acc.compute_at(walk, eo)
+        .bound_extent(v.i, bq)
+        .reorder_storage(v.i, v.e)
+        .bound_storage(v.e, p.value_tile)
+        .vectorize(v.i, bq)
+        .unroll(v.e);
+    f.block_acc.update().reorder(v.e, f.block_keys_acc, v.i).vectorize(v.i, bq).unroll(v.e);
+
+    if (with_probs) schedule_online_probs(f, ctx);
 }
 
 }  // namespace
 
+void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ctx) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    Func probs = f.probs;
+    probs.compute_root().parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
+    Func(f.probs_scores.dot).compute_at(probs, v.i).vectorize(v.j, vec, kGuard);
+    Func(f.probs_scores.dot).update().reorder(v.j, f.probs_scores.d).vectorize(v.j, vec, kGuard);
+}
+
 SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
-    const FusedParams d;
+    Context untuned = ctx;
+    untuned.params.clear();
+    const FusedParams d(untuned);
+    const std::vector<TunableParam> decode = {
+        {"decode_key_chunk", {256, 512, 1024, 2048, 4096}, d.decode_key_chunk},
+        {"decode_key_unroll", {2, 4}, d.decode_key_unroll}};
+    const std::vector<TunableParam> tiles = {
+        {"query_vectors", {1, 2, 3, 4}, d.query_vectors},
+        {"key_tile", {2, 3, 4, 5, 6, 7, 8, 10, 12}, d.key_tile},
+        {"value_tile", {4, 6, 8, 10, 12, 16}, d.value_tile}};
+    // Key blocks from 256 keys: below that the online merge (two exponentials per output value
+    // and block) costs more than a tenth of the block's multiply-adds at head dim 64.
+    const TunableParam key_block{"key_block", {0, 256, 512, 1024, 2048}, d.key_block};
+    const TunableParam key_splits{"key_splits", {1, 2, 4, 8}, d.key_splits};
+    const TunableParam split_keys{"split_keys", {0, 1}, 0};
     SearchSpace space;
-    if (uses_decode_path(ctx)) {
-        space.params = {
-            {"decode_key_chunk", {256, 512, 1024, 2048, 4096, 8192}, d.decode_key_chunk}};
+    if (d.split_keys != 0) {
+        // A decode kernel: the block path would leave most lanes empty.
+        space.params = decode;
         return space;
     }
-    space.params = {{"query_vectors", {1, 2, 3, 4}, d.query_vectors},
-                    {"key_tile", {2, 3, 4, 5, 6, 7, 8, 10, 12}, d.key_tile},
-                    {"value_tile", {4, 6, 8, 10, 12, 16}, d.value_tile}};
+    space.params = tiles;
+    if (!ctx.causal) {
+        space.params.push_back(key_block);
+        space.params.push_back(key_splits);
+    }
+    if (ctx.max_queries > 0) {
+        space.params.push_back(split_keys);
+        space.params.insert(space.params.end(), decode.begin(), decode.end());
+    }
+    // Each path reads only its own parameters; the others are reset to their defaults.
+    space.irrelevant_to_defaults = [=](std::map<std::string, int> &p) {
+        auto reset = [&](const TunableParam &param) {
+            if (p.count(param.name) != 0) p[param.name] = param.fallback;
+        };
+        const bool decode_path = p.count("split_keys") != 0 && p.at("split_keys") != 0;
+        if (decode_path) {
+            for (const auto &param : tiles) reset(param);
+            reset(key_block);
+        } else {
+            for (const auto &param : decode) reset(param);
+        }
+        if (decode_path || p.count("key_block") == 0 || p.at("key_block") == 0) reset(key_splits);
+    };
     space.constraint = [](const std::map<std::string, int> &p, const Context &c) -> std::string {
+        if (p.count("split_keys") != 0 && p.at("split_keys") != 0) return "";
         const int regs = vector_registers(c.target);
         const int qv = p.at("query_vectors");
         // A register tile needs its accumulators, the query (or weight) vectors of one step and
@@ -293,11 +492,29 @@ void CpuFused::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask m
 
 void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
     const FusedParams p(ctx);
-    if (uses_decode_path(ctx)) {
+    if (p.split_keys != 0) {
         schedule_decode(f, with_probs, ctx, p);
     } else {
         schedule_blocks(f, with_probs, ctx, p);
     }
+}
+
+bool CpuFused::uses_online_softmax(const Context &ctx) const {
+    return FusedParams(ctx).key_block > 0;
+}
+
+Schedule::OnlineLayout CpuFused::online_layout(const Context &ctx) const {
+    const FusedParams p(ctx);
+    OnlineLayout layout;
+    layout.key_block = p.key_block;
+    layout.query_group = p.query_vectors * ctx.vector_width();
+    layout.key_splits = p.key_splits;
+    return layout;
+}
+
+void CpuFused::online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
+                                const Context &ctx) const {
+    schedule_online(f, with_probs, ctx, FusedParams(ctx));
 }
 
 void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {

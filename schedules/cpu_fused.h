@@ -1,5 +1,8 @@
 // cpu_fused: scores, softmax and weighted sum computed per block of query rows, so that no
-// Nq x Nk buffer ever exists.
+// Nq x Nk buffer ever exists. Three paths, chosen by parameters (see FusedParams in the .cpp):
+// the block path (the default), the decode path for a few queries against many keys, and the
+// key-block path, an online softmax over blocks of keys that tuned kernels may take for long
+// key sequences.
 #pragma once
 
 #include "schedule.h"
@@ -19,7 +22,15 @@ class CpuFused final : public Schedule {
     void attention(algorithm::AttentionFuncs &f, bool with_probs,
                    const Context &ctx) const override;
     void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
+    bool uses_online_softmax(const Context &ctx) const override;
+    OnlineLayout online_layout(const Context &ctx) const override;
+    void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
+                          const Context &ctx) const override;
     SearchSpace attention_search_space(const Context &ctx) const override;
 };
+
+// The probabilities of the online formulation on a CPU: recomputed scores, one row of keys per
+// vector loop (cpu_fused's key-block path and cuda_fused's CPU entry share it).
+void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ctx);
 
 }  // namespace attngen::schedules

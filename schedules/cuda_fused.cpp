@@ -5,6 +5,7 @@
 
 #include "algorithm/dims.h"
 #include "algorithm/mask.h"
+#include "cpu_fused.h"
 #include "cuda_tiled.h"
 
 namespace attngen::schedules {
@@ -88,15 +89,7 @@ void cpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Conte
 
     Func(f.out).compute_root().parallel(v.b).parallel(v.h).vectorize(v.e, vec, kGuard);
     Func(f.lse).compute_root().parallel(v.b).parallel(v.h).vectorize(v.i, vec, kGuard);
-    if (with_probs) {
-        Func probs = f.probs;
-        probs.compute_root().parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
-        Func(f.probs_scores.dot).compute_at(probs, v.i).vectorize(v.j, vec, kGuard);
-        Func(f.probs_scores.dot)
-            .update()
-            .reorder(v.j, f.probs_scores.d)
-            .vectorize(v.j, vec, kGuard);
-    }
+    if (with_probs) schedule_online_probs(f, ctx);
 }
 
 // Schedules a state Func(e, ii, outer...) of the online merge on the GPU: a thread block per

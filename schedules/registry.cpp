@@ -14,15 +14,6 @@ namespace attngen::schedules {
 
 namespace {
 
-// Reports a mistake in a generator's parameters the way Halide reports its own: the generator
-// prints the message and fails.
-[[noreturn]] void fail(const std::string &message) {
-    // Halide's user_error macro is undefined at the end of Halide.h; this is its expansion.
-    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User)
-        << message << "\n";
-    std::abort();  // ErrorReport throws or aborts in its destructor; this is never reached.
-}
-
 const std::vector<std::unique_ptr<Schedule>> &all_schedules() {
     static const std::vector<std::unique_ptr<Schedule>> schedules = [] {
         std::vector<std::unique_ptr<Schedule>> s;
@@ -38,6 +29,15 @@ const std::vector<std::unique_ptr<Schedule>> &all_schedules() {
 }
 
 }  // namespace
+
+// Reports a mistake in a generator's parameters the way Halide reports its own: the generator
+// prints the message and fails.
+void schedule_error(const std::string &message) {
+    // Halide's user_error macro is undefined at the end of Halide.h; this is its expansion.
+    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User)
+        << message << "\n";
+    std::abort();  // ErrorReport throws or aborts in its destructor; this is never reached.
+}
 
 const Schedule *find_schedule(const std::string &name) {
     for (const auto &s : all_schedules()) {
@@ -57,13 +57,14 @@ const Schedule &schedule_or_error(const std::string &name) {
     if (s == nullptr) {
         std::string known;
         for (const auto &n : schedule_names()) known += (known.empty() ? "" : ", ") + n;
-        fail("unknown schedule '" + name + "' (known: " + known + ")");
+        schedule_error("unknown schedule '" + name + "' (known: " + known + ")");
     }
     return *s;
 }
 
 void Schedule::online_attention(algorithm::OnlineAttentionFuncs &, bool, const Context &) const {
-    fail(std::string("schedule '") + name() + "' has no schedule for the online formulation");
+    schedule_error(std::string("schedule '") + name() +
+                   "' has no schedule for the online formulation");
 }
 
 int Context::param(const std::string &name, int fallback) const {
@@ -76,7 +77,8 @@ void Context::check_params(const std::vector<std::string> &known) const {
         if (std::find(known.begin(), known.end(), name) == known.end()) {
             std::string list;
             for (const auto &k : known) list += (list.empty() ? "" : ", ") + k;
-            fail("unknown schedule parameter '" + name + "' (this schedule reads: " + list + ")");
+            schedule_error("unknown schedule parameter '" + name +
+                           "' (this schedule reads: " + list + ")");
         }
     }
 }
@@ -92,6 +94,11 @@ std::string format_params(const std::map<std::string, int> &params) {
 std::map<std::string, int> SearchSpace::defaults() const {
     std::map<std::string, int> values;
     for (const auto &p : params) values[p.name] = p.fallback;
+    return values;
+}
+
+std::map<std::string, int> SearchSpace::canonical(std::map<std::string, int> values) const {
+    if (irrelevant_to_defaults) irrelevant_to_defaults(values);
     return values;
 }
 
@@ -124,8 +131,8 @@ std::map<std::string, int> parse_params(const std::string &text) {
         char *rest = nullptr;
         const long value = digits == nullptr ? 0 : std::strtol(digits, &rest, 10);
         if (digits == nullptr || eq == 0 || rest == digits || *rest != '\0') {
-            fail("malformed schedule parameter '" + item + "' in '" + text +
-                 "' (expected name=integer or name:integer)");
+            schedule_error("malformed schedule parameter '" + item + "' in '" + text +
+                           "' (expected name=integer or name:integer)");
         }
         params[item.substr(0, eq)] = static_cast<int>(value);
         start = end + 1;

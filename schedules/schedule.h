@@ -71,11 +71,22 @@ struct SearchSpace {
     // Empty when the combination is valid for this context, else the reason it is not.
     std::function<std::string(const std::map<std::string, int> &, const Context &)> constraint;
 
+    // Resets the parameters that the other values make irrelevant to their defaults (for
+    // example the block sizes when a choice selects a path without blocks), so that the tuner
+    // never measures two spellings of one kernel. Null when every parameter always matters.
+    std::function<void(std::map<std::string, int> &)> irrelevant_to_defaults;
+
     // The defaults of every parameter.
     std::map<std::string, int> defaults() const;
+    // values with the irrelevant parameters reset (see irrelevant_to_defaults).
+    std::map<std::string, int> canonical(std::map<std::string, int> values) const;
     // Fills parameters missing from `values` with their defaults and checks the constraint.
     std::string check(const std::map<std::string, int> &values, const Context &ctx) const;
 };
+
+// Reports a mistake in a generator's parameters the way Halide reports its own (a Halide user
+// error: the generator prints the message and fails).
+[[noreturn]] void schedule_error(const std::string &message);
 
 // Vector registers of the target's SIMD unit: 32 for AVX-512 and NEON, 16 for AVX2 and SSE.
 int vector_registers(const Halide::Target &target);

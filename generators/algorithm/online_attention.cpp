@@ -32,7 +32,11 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.mask = define_key_mask(key_lengths, shape.nq, shape.nk, causal);
     f.k_for_head = for_query_heads(k, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
-    f.scores = define_scores(q, f.k_for_head, shape.d_k, scale, f.mask.end);
+    // Query rows past Nq read the last query: a schedule may then compute whole groups of rows
+    // (vector lanes past Nq included) without reading outside q; those rows are never output.
+    Func q_rows("q_rows");
+    q_rows(x.d, x.i, x.h, x.b) = q(x.d, Halide::min(x.i, shape.nq - 1), x.h, x.b);
+    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale, f.mask.end);
     const Func &s = f.scores.scores;
     const Expr end = f.mask.end(x.i, x.b);
 
@@ -73,12 +77,12 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // of the walk depends on the group alone and a schedule that keeps a group together skips the
     // fully masked blocks of causal attention. For the group's other queries such a block holds
     // no allowed key (block_max is lowest, block_sum and block_acc are 0), and merging it changes
-    // nothing. Queries past Nq in the last group read the last query's data; their rows are
-    // never output.
+    // nothing. Rows past Nq in the last group read the last query (q_rows above); they are never
+    // output, and leaving their index unclamped keeps a group's rows one dense vector.
     const Var ii("ii"), g("g"), c("c");
     const int G = query_group;
     const Expr group_last = Halide::min(g * G + (G - 1), shape.nq - 1);
-    const Expr row = Halide::min(g * G + ii, shape.nq - 1);
+    const Expr row = g * G + ii;
     f.query_group = G;
     f.key_splits = key_splits;
     f.group_end = Func("group_end");

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "algorithm/attention.h"
+#include "algorithm/online_attention.h"
 #include "schedule.h"
 
 namespace attngen::tuner {
@@ -60,13 +61,43 @@ JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
     shape.d_v = bucket.d_v > 0 ? Expr(bucket.d_v) : v_.dim(0).extent();
     shape.heads = q_.dim(2).extent();
     shape.kv_heads = k_.dim(2).extent();
-    auto f = algorithm::define_attention(q_, k_, v_, key_lengths_, shape, scale_, bucket.causal);
-    for (int d = 0; d < 4; d++) f.out.output_buffer().dim(d).set_min(0);
-    for (int d = 0; d < 3; d++) f.lse.output_buffer().dim(d).set_min(0);
-    if (bucket.d_v > 0) f.out.output_buffer().dim(0).set_extent(bucket.d_v);
-    pipeline_ = Halide::Pipeline({f.out, f.lse});
+    // Our schedules get the formulation they ask for, as in the attention generator; the
+    // autoschedulers get the composed one.
+    const schedules::Schedule *schedule = nullptr;
+    schedules::Context ctx;
+    if (!is_autoscheduler(candidate.schedule)) {
+        schedule = schedules::find_schedule(candidate.schedule);
+        if (schedule == nullptr) {
+            throw std::runtime_error("unknown schedule '" + candidate.schedule + "'");
+        }
+        ctx.target = target;
+        ctx.max_queries = bucket.max_queries;
+        ctx.causal = bucket.causal;
+        ctx.params = candidate.params;
+    }
+    const bool online = schedule != nullptr && schedule->uses_online_softmax(ctx);
+    algorithm::AttentionFuncs composed;
+    algorithm::OnlineAttentionFuncs online_funcs;
+    Halide::Func out, lse;
+    if (online) {
+        const auto layout = schedule->online_layout(ctx);
+        online_funcs = algorithm::define_online_attention(q_, k_, v_, key_lengths_, shape, scale_,
+                                                          bucket.causal, layout.key_block,
+                                                          layout.query_group, layout.key_splits);
+        out = online_funcs.out;
+        lse = online_funcs.lse;
+    } else {
+        composed =
+            algorithm::define_attention(q_, k_, v_, key_lengths_, shape, scale_, bucket.causal);
+        out = composed.out;
+        lse = composed.lse;
+    }
+    for (int d = 0; d < 4; d++) out.output_buffer().dim(d).set_min(0);
+    for (int d = 0; d < 3; d++) lse.output_buffer().dim(d).set_min(0);
+    if (bucket.d_v > 0) out.output_buffer().dim(0).set_extent(bucket.d_v);
+    pipeline_ = Halide::Pipeline({out, lse});
 
-    if (is_autoscheduler(candidate.schedule)) {
+    if (schedule == nullptr) {
         const int dk = static_cast<int>(estimate.d_k), dv = static_cast<int>(estimate.d_v);
         const int nq = static_cast<int>(estimate.nq), nk = static_cast<int>(estimate.nk);
         const int h = static_cast<int>(estimate.heads), hkv = static_cast<int>(estimate.kv_heads);
@@ -76,19 +107,14 @@ JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
         v_.set_estimates({{0, dv}, {0, nk}, {0, hkv}, {0, b}});
         key_lengths_.set_estimates({{0, b}});
         scale_.set_estimate(0.125f);
-        f.out.set_estimates({{0, dv}, {0, nq}, {0, h}, {0, b}});
-        f.lse.set_estimates({{0, nq}, {0, h}, {0, b}});
+        out.set_estimates({{0, dv}, {0, nq}, {0, h}, {0, b}});
+        lse.set_estimates({{0, nq}, {0, h}, {0, b}});
         load_autoscheduler(candidate.schedule);
         pipeline_.auto_schedule(candidate.schedule, target);
+    } else if (online) {
+        schedule->online_attention(online_funcs, false, ctx);
     } else {
-        const schedules::Schedule *s = schedules::find_schedule(candidate.schedule);
-        if (s == nullptr) throw std::runtime_error("unknown schedule '" + candidate.schedule + "'");
-        schedules::Context ctx;
-        ctx.target = target;
-        ctx.max_queries = bucket.max_queries;
-        ctx.causal = bucket.causal;
-        ctx.params = candidate.params;
-        s->attention(f, false, ctx);
+        schedule->attention(composed, false, ctx);
     }
     pipeline_.compile_jit(target);
 }
@@ -104,6 +130,7 @@ int JitAttention::run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::
     try {
         pipeline_.realize({out, lse});
     } catch (const Halide::RuntimeError &e) {
+        last_error_ = e.what();
         return -1;
     }
     return 0;

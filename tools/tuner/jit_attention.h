@@ -43,7 +43,11 @@ class JitAttention {
             Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
             Halide::Buffer<float> lse);
 
+    // The message of the last failed run.
+    const std::string &last_error() const { return last_error_; }
+
   private:
+    std::string last_error_;
     Halide::ImageParam q_, k_, v_, key_lengths_;
     Halide::Param<float> scale_;
     Halide::Pipeline pipeline_;

@@ -42,8 +42,9 @@ TuneShape check_shape(const TuneShape &shape) {
     return s;
 }
 
-// Runs the kernel on a check problem and compares out and lse with the fp64 reference.
-std::string check(JitAttention &kernel, const TuneShape &s) {
+}  // namespace
+
+std::string check_against_reference(JitAttention &kernel, const TuneShape &s) {
     const int B = s.batch, H = s.heads, G = s.kv_heads, Nq = s.nq, Nk = s.nk, Dk = s.d_k,
               Dv = s.d_v;
     auto q = random_buffer({Dk, Nq, H, B}, 1), k = random_buffer({Dk, Nk, G, B}, 2),
@@ -53,7 +54,9 @@ std::string check(JitAttention &kernel, const TuneShape &s) {
     lengths(1) = Nk - 7;
     Halide::Buffer<float> out(Dv, Nq, H, B), lse(Nq, H, B);
     const float scale = 1.0f / std::sqrt(float(Dk));
-    if (kernel.run(q, k, v, lengths, scale, out, lse) != 0) return "the kernel failed on the check";
+    if (kernel.run(q, k, v, lengths, scale, out, lse) != 0) {
+        return "the kernel failed on the check: " + kernel.last_error();
+    }
 
     reference::AttentionShape rs{B, H, G, Nq, Nk, Dk, Dv};
     auto dense = [](const Halide::Buffer<float> &b) {
@@ -75,8 +78,6 @@ std::string check(JitAttention &kernel, const TuneShape &s) {
     if (!c.ok) return "lse: " + reference::describe(c);
     return "";
 }
-
-}  // namespace
 
 const char *Measurement::outcome_name(Outcome o) {
     switch (o) {
@@ -112,7 +113,7 @@ Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidat
     }
     m.compile_s = seconds_since(compile_start);
 
-    const std::string wrong = check(*kernel, check_shape(shape));
+    const std::string wrong = check_against_reference(*kernel, check_shape(shape));
     if (!wrong.empty()) {
         m.outcome = Measurement::Outcome::kWrong;
         m.detail = wrong;
@@ -129,7 +130,7 @@ Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidat
     const float scale = 1.0f / std::sqrt(float(Dk));
     if (kernel->run(q, k, v, lengths, scale, out, lse) != 0) {  // Warm-up.
         m.outcome = Measurement::Outcome::kRunFailed;
-        m.detail = "the kernel failed on the shape";
+        m.detail = "the kernel failed on the shape: " + kernel->last_error();
         return m;
     }
     std::vector<double> times;

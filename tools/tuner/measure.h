@@ -27,6 +27,10 @@ struct MeasureOptions {
     int threads = 0;              // Halide threads; 0 keeps the default (one per core).
 };
 
+// Runs the kernel on shape s (two batch elements; the second has 7 keys of padding) and compares
+// out and lse with the fp64 reference. Empty when they match, else what differs.
+std::string check_against_reference(JitAttention &kernel, const TuneShape &s);
+
 // Measures the kernel of `bucket` with the candidate's schedule on `shape`, in this process (see
 // subprocess.h for the isolated, time-limited form).
 Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,

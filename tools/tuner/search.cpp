@@ -261,6 +261,7 @@ class BucketSearch {
             for (const auto &p : spaces_[name].params) {
                 c.params[p.name] = p.values[rng_() % p.values.size()];
             }
+            c.params = spaces_[name].canonical(c.params);
             if (valid(c)) return c;
         }
         return Candidate{names[0], spaces_[names[0]].defaults()};
@@ -277,7 +278,8 @@ class BucketSearch {
                 if (i < 0 || i >= static_cast<long>(values.size())) continue;
                 Candidate n = c;
                 n.params[p.name] = values[i];
-                if (valid(n)) result.push_back(n);
+                n.params = spaces_[c.schedule].canonical(n.params);
+                if (!(n == c) && valid(n)) result.push_back(n);
             }
         }
         std::shuffle(result.begin(), result.end(), rng_);
@@ -343,7 +345,8 @@ class BucketSearch {
             Candidate c{name, {}};
             for (std::size_t p = 0; p < params.size(); p++)
                 c.params[params[p].name] = params[p].values[index[p]];
-            if (valid(c)) score(c);
+            c.params = spaces_[name].canonical(c.params);
+            if (valid(c) && !scores_.count(c)) score(c);
             std::size_t p = 0;
             while (p < params.size() && ++index[p] == params[p].values.size()) index[p++] = 0;
             if (p == params.size()) break;

@@ -1,0 +1,89 @@
+// The paths of cpu_fused that only tuned kernels take: the key-block path (an online softmax over
+// blocks of keys, with and without key splits) and the decode path for kernels that serve up to
+// 64 queries. The default build compiles none of them, so these tests JIT-compile each one for the
+// host, as the autotuner does, and compare it with the fp64 reference at lengths below, at and
+// above the vector width, the query group and the key block. The tuner's own check runs one small
+// problem per candidate; this is the correctness list a kernel built from a tuning database
+// relies on.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "jit_attention.h"
+#include "measure.h"
+#include "schedule.h"
+#include "tune_shape.h"
+
+namespace attngen::tuner {
+namespace {
+
+struct PathCase {
+    std::string params;  // The candidate's parameters, as in a tuning database.
+    int max_queries;     // The bucket's query bound (0: any).
+    int head_dim;        // The bucket's d_k = d_v (0: run-time head dims).
+};
+
+void PrintTo(const PathCase &p, std::ostream *os) {
+    *os << p.params << " max_queries=" << p.max_queries << " head_dim=" << p.head_dim;
+}
+
+std::string Name(const ::testing::TestParamInfo<PathCase> &info) {
+    std::string name = info.param.params + "_q" + std::to_string(info.param.max_queries) + "_d" +
+                       std::to_string(info.param.head_dim);
+    for (char &c : name) {
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+    }
+    return name;
+}
+
+class TunedPathTest : public ::testing::TestWithParam<PathCase> {};
+
+TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
+    const PathCase &p = GetParam();
+    Bucket bucket;
+    bucket.max_queries = p.max_queries;
+    bucket.d_k = bucket.d_v = p.head_dim;
+    const Candidate candidate{"cpu_fused", schedules::parse_params(p.params)};
+    TuneShape estimate;
+    estimate.nq = 64;
+    estimate.nk = 512;
+    JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
+
+    // Query counts around the vector widths (4, 8, 16) and the query group (up to 64), key counts
+    // around the key blocks (256 to 1024) and none a multiple of a tile; head dims below and
+    // above a vector, d_v different from d_k. Decode-path buckets get at most their bound.
+    const std::vector<int64_t> query_counts = p.max_queries > 0
+                                                  ? std::vector<int64_t>{1, 5, 17, p.max_queries}
+                                                  : std::vector<int64_t>{1, 17, 33, 70};
+    const std::vector<int64_t> key_counts = {9, 257, 1100};
+    for (int64_t nq : query_counts) {
+        for (int64_t nk : key_counts) {
+            TuneShape s;
+            s.batch = 2;
+            s.heads = 4;
+            s.kv_heads = 2;
+            s.nq = nq;
+            s.nk = nk;
+            s.d_k = p.head_dim > 0 ? p.head_dim : nq % 2 == 0 ? 24 : 7;
+            s.d_v = p.head_dim > 0 ? p.head_dim : nq % 2 == 0 ? 20 : 33;
+            SCOPED_TRACE(s.spec());
+            EXPECT_EQ(check_against_reference(kernel, s), "");
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CpuFused, TunedPathTest,
+    ::testing::Values(PathCase{"key_block=256", 0, 0}, PathCase{"key_block=512,key_splits=4", 0, 0},
+                      PathCase{"key_block=256,key_splits=8", 0, 0},
+                      PathCase{"key_block=256,query_vectors=1,key_tile=4,value_tile=6", 0, 0},
+                      PathCase{"key_block=512,key_splits=2,query_vectors=3,key_tile=8,value_tile=6",
+                               0, 96},
+                      PathCase{"key_block=1024,key_splits=2", 64, 64},
+                      PathCase{"split_keys=1", 64, 0},
+                      PathCase{"split_keys=1,decode_key_chunk=256,decode_key_unroll=4", 64, 0}),
+    Name);
+
+}  // namespace
+}  // namespace attngen::tuner
