@@ -35,5 +35,11 @@ for round in $(seq 1 "$rounds"); do
     outputs+=("${out}")
 done
 
-/usr/bin/python3 bench/make_results.py "${outputs[@]}"
+# The checked-in tuning databases: RESULTS.md shows their tuned, default and autoscheduler times
+# (measured by attngen tune when the database was written, not in these rounds).
+tuning=()
+for file in tuning/*.json; do
+    [[ -f "${file}" ]] && tuning+=(--tuning "${file}")
+done
+/usr/bin/python3 bench/make_results.py "${outputs[@]}" "${tuning[@]}"
 exit "${status}"
