@@ -79,11 +79,22 @@ bool has_kernel(const std::string &schedule, const BenchShape &shape) {
     return false;
 }
 
+// Whether the schedule's kernels are CUDA kernels. Their CPU entries exist so that a library runs
+// on a machine without a GPU, not for speed (cuda_tiled's CPU entry takes seconds per call on
+// (c)); bench/gpu/cuda_bench.cpp measures them on a GPU.
+bool is_cuda_schedule(const std::string &schedule) {
+    for (const KernelInfo &k : list_kernels()) {
+        if (k.schedule == schedule && k.cuda) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::vector<Implementation> attngen_implementations() {
     std::vector<Implementation> implementations;
     for (const std::string &schedule : available_schedules()) {
+        if (is_cuda_schedule(schedule)) continue;
         Implementation impl;
         impl.name = schedule;
         impl.runtimes = kHalideThreads;
