@@ -46,13 +46,23 @@ struct FusedParams {
     // block_q queries walks the keys a block at a time with an online softmax, so its scratch is
     // block_q x key_block whatever Nk is; the block path's block_q x Nk scratch leaves the L2
     // beyond a few thousand keys (at Nk = 30000 it ran at half the FLOP rate of Nk = 3000; the
-    // key-block path took B1 H8 Nq17 Nk30000 d64 from 30 to 18 ms). The default is the block
+    // key-block path takes B1 H8 Nq17 Nk30000 d64 from 35 to 12 ms). The default is the block
     // path: the online merge costs exponentials per output value and block, and at Nk = 1024
-    // the key-block path ran 25% slower (B1 H8 N1024 d80: 18.0 against 14.3 ms).
+    // the key-block path ran 3% slower (B1 H8 N1024 d80: 15.5 against 15.0 ms).
     int key_block = 0;
     // Runs of key blocks merged separately, then together (flash-decoding), in the key-block
     // path: more parallel tasks when a call has fewer query groups than threads.
     int key_splits = 1;
+    // The key-block path's P V register tile: value_rows queries by value_vectors vectors of
+    // value features, vectorized across the features. Each key's value row is then read as whole
+    // vectors once per value_rows queries, and each weight is one broadcast; vectorized across
+    // queries (the block path's tile) the value rows were read a few features at a time, once per
+    // value_tile features, from a key block that had left the L1: B1 H8 Nq17 Nk30000 d64 ran
+    // 15.0 ms that way and 12.3 ms this way. 4 x 4 AVX-512 vectors (16 accumulators, 4 value
+    // vectors and a broadcast) ran 15% faster than 4 x 2, 2 x 4 or 8 x 2; targets with 16 vector
+    // registers get 4 x 2. value_rows must divide the group of block_q queries.
+    int value_rows = 4;
+    int value_vectors = 4;
 
     // Up to this many queries the decode path wins: the block path would fill at most a quarter
     // of the lanes of one block.
@@ -62,8 +72,8 @@ struct FusedParams {
     }
 
     static std::vector<std::string> names() {
-        return {"query_vectors",    "key_tile",          "value_tile", "split_keys",
-                "decode_key_chunk", "decode_key_unroll", "key_block",  "key_splits"};
+        return {"query_vectors",     "key_tile",  "value_tile", "split_keys", "decode_key_chunk",
+                "decode_key_unroll", "key_block", "key_splits", "value_rows", "value_vectors"};
     }
     explicit FusedParams(const Context &ctx) {
         ctx.check_params(names());
@@ -75,6 +85,14 @@ struct FusedParams {
         decode_key_unroll = ctx.param("decode_key_unroll", decode_key_unroll);
         key_block = ctx.param("key_block", key_block);
         key_splits = ctx.param("key_splits", key_splits);
+        value_rows = ctx.param("value_rows", value_rows);
+        value_vectors = ctx.param("value_vectors", vector_registers(ctx.target) >= 32 ? 4 : 2);
+        if (key_block > 0 && (value_rows < 1 || value_vectors < 1 ||
+                              (query_vectors * ctx.vector_width()) % value_rows != 0)) {
+            schedule_error(
+                "cpu_fused: value_rows must divide the query_vectors x vector width queries of "
+                "a group, and value_vectors must be positive");
+        }
         if (key_block > 0 && split_keys != 0) {
             schedule_error("cpu_fused: key_block and split_keys=1 select different paths");
         }
@@ -334,25 +352,28 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .parallel(v.b);
     lse.compute_with(out, go);
 
-    walk.compute_at(out, go).reorder_storage(ii, e).reorder(ii, e).vectorize(ii, bq);
+    // The merge in the tiles of P V (below): value_rows queries by value_vectors vectors of
+    // value features, the running state stored with the features fastest as out is.
+    walk.compute_at(out, go).vectorize(e, vec, kGuard);
     Halide::Stage update = walk.update();
-    update.split(e, eo, ei, p.value_tile, kGuard)
-        .reorder(ii, ei, eo, Halide::RVar(f.blocks))
-        .vectorize(ii, bq)
-        .unroll(ei);
+    Var io("io"), ir("ir"), eu("eu"), el("el");
+    update.split(ii, io, ir, p.value_rows)
+        .split(e, eo, ei, p.value_vectors * vec, kGuard)
+        .split(ei, eu, el, vec)
+        .reorder(el, eu, ir, eo, io, Halide::RVar(f.blocks))
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(ir);
     if (f.key_splits > 1) {
         // The splits of one group are parallel tasks inside its task: a call with fewer groups
         // than threads (a few queries against a long cache) still keeps every thread busy.
         update.parallel(args[2]);
         Func running = f.running_grouped;
         const std::vector<Var> rargs = running.args();
-        running.compute_at(out, go)
-            .reorder_storage(rargs[1], rargs[0])
-            .reorder(rargs[1], rargs[0])
-            .vectorize(rargs[1], bq);
+        running.compute_at(out, go).vectorize(rargs[0], vec, kGuard);
         running.update()
-            .reorder(rargs[1], rargs[0], Halide::RVar(f.splits))
-            .vectorize(rargs[1], bq);
+            .reorder(rargs[0], rargs[1], Halide::RVar(f.splits))
+            .vectorize(rargs[0], vec, kGuard);
     }
 
     // Query rows past Nq read the last query (online_attention.h), so the block's stages may
@@ -376,8 +397,14 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     dot_block.compute_at(walk, blocks).bound_extent(v.i, bq).reorder_storage(v.i, v.j);
     schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
 
-    // The block's maximum, weights and sum, vectorized across the group's queries.
-    f.block_max.compute_at(walk, blocks).bound_extent(v.i, bq).vectorize(v.i, bq);
+    // The block's maximum, weights and sum, vectorized across the group's queries. The maximum is
+    // stored query-fastest too: stored block-fastest (its first argument), every access was a
+    // gather or scatter (B1 H8 Nq17 Nk30000 d64: 19 to 15 ms).
+    const Var t = f.block_max.args()[0];
+    f.block_max.compute_at(walk, blocks)
+        .bound_extent(v.i, bq)
+        .reorder_storage(v.i, t)
+        .vectorize(v.i, bq);
     f.block_max.update().reorder(v.i, f.block_keys_max).vectorize(v.i, bq);
     f.block_weights.compute_at(walk, blocks)
         .bound_extent(v.i, bq)
@@ -387,15 +414,24 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     f.block_sum.compute_at(walk, blocks).bound_extent(v.i, bq).vectorize(v.i, bq);
     f.block_sum.update().reorder(v.i, f.block_keys_sum).vectorize(v.i, bq);
 
-    // The block's weighted values in register tiles of block_q x value_tile, one per tile of
-    // the merge.
+    // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
+    // per tile of the merge.
+    const Var be = f.block_acc.args()[0];
+    Var beu("beu"), bel("bel");
     f.block_acc.compute_at(walk, eo)
-        .bound_extent(v.i, bq)
-        .reorder_storage(v.i, v.e)
-        .bound_storage(v.e, p.value_tile)
-        .vectorize(v.i, bq)
-        .unroll(v.e);
-    f.block_acc.update().reorder(v.e, f.block_keys_acc, v.i).vectorize(v.i, bq).unroll(v.e);
+        .bound_extent(v.i, p.value_rows)
+        .bound_storage(be, p.value_vectors * vec)
+        .split(be, beu, bel, vec, kGuard)
+        .reorder(bel, beu, v.i)
+        .vectorize(bel)
+        .unroll(beu)
+        .unroll(v.i);
+    f.block_acc.update()
+        .split(be, beu, bel, vec, kGuard)
+        .reorder(bel, beu, v.i, f.block_keys_acc)
+        .vectorize(bel)
+        .unroll(beu)
+        .unroll(v.i);
 
     if (with_probs) schedule_online_probs(f, ctx);
 }
@@ -426,6 +462,9 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
     // and block) costs more than a tenth of the block's multiply-adds at head dim 64.
     const TunableParam key_block{"key_block", {0, 256, 512, 1024, 2048}, d.key_block};
     const TunableParam key_splits{"key_splits", {1, 2, 4, 8}, d.key_splits};
+    const std::vector<TunableParam> value_tiles = {
+        {"value_rows", {2, 4, 8}, d.value_rows},
+        {"value_vectors", {1, 2, 3, 4, 5, 6}, d.value_vectors}};
     const TunableParam split_keys{"split_keys", {0, 1}, 0};
     SearchSpace space;
     if (d.split_keys != 0) {
@@ -437,6 +476,7 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
     if (!ctx.causal) {
         space.params.push_back(key_block);
         space.params.push_back(key_splits);
+        space.params.insert(space.params.end(), value_tiles.begin(), value_tiles.end());
     }
     if (ctx.max_queries > 0) {
         space.params.push_back(split_keys);
@@ -454,7 +494,14 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         } else {
             for (const auto &param : decode) reset(param);
         }
-        if (decode_path || p.count("key_block") == 0 || p.at("key_block") == 0) reset(key_splits);
+        const bool key_block_path =
+            !decode_path && p.count("key_block") != 0 && p.at("key_block") != 0;
+        if (key_block_path) {
+            reset(tiles[2]);  // value_tile: the key-block path tiles P V by value_rows.
+        } else {
+            reset(key_splits);
+            for (const auto &param : value_tiles) reset(param);
+        }
     };
     space.constraint = [](const std::map<std::string, int> &p, const Context &c) -> std::string {
         if (p.count("split_keys") != 0 && p.at("split_keys") != 0) return "";
@@ -464,6 +511,13 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         // a broadcast register.
         if (qv * p.at("key_tile") + qv + 1 > regs) return "Q K^T tile exceeds the registers";
         if (qv * p.at("value_tile") + qv + 1 > regs) return "P V tile exceeds the registers";
+        if (p.count("key_block") != 0 && p.at("key_block") != 0) {
+            const int rows = p.at("value_rows"), vv = p.at("value_vectors");
+            if (rows * vv + vv + 1 > regs) return "key-block P V tile exceeds the registers";
+            if ((qv * c.vector_width()) % rows != 0) {
+                return "value_rows must divide the group of queries";
+            }
+        }
         if (c.causal && algorithm::kCausalGroup % (qv * c.vector_width()) != 0) {
             return "a block must divide the causal group of " +
                    std::to_string(algorithm::kCausalGroup) + " queries";

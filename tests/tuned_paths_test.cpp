@@ -77,14 +77,16 @@ TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
 
 INSTANTIATE_TEST_SUITE_P(
     CpuFused, TunedPathTest,
-    ::testing::Values(PathCase{"key_block=256", 0, 0}, PathCase{"key_block=512,key_splits=4", 0, 0},
-                      PathCase{"key_block=256,key_splits=8", 0, 0},
-                      PathCase{"key_block=256,query_vectors=1,key_tile=4,value_tile=6", 0, 0},
-                      PathCase{"key_block=512,key_splits=2,query_vectors=3,key_tile=8,value_tile=6",
-                               0, 96},
-                      PathCase{"key_block=1024,key_splits=2", 64, 64},
-                      PathCase{"split_keys=1", 64, 0},
-                      PathCase{"split_keys=1,decode_key_chunk=256,decode_key_unroll=4", 64, 0}),
+    ::testing::Values(
+        PathCase{"key_block=256", 0, 0}, PathCase{"key_block=512,key_splits=4", 0, 0},
+        PathCase{"key_block=256,key_splits=8,value_rows=8,value_vectors=1", 0, 0},
+        PathCase{"key_block=256,query_vectors=1,key_tile=4,value_rows=2,value_vectors=3", 0, 0},
+        PathCase{"key_block=512,key_splits=2,query_vectors=3,key_tile=8,value_rows=8,"
+                 "value_vectors=3",
+                 0, 96},
+        PathCase{"key_block=2048,key_tile=3,value_vectors=5", 0, 80},
+        PathCase{"key_block=1024,key_splits=2", 64, 64}, PathCase{"split_keys=1", 64, 0},
+        PathCase{"split_keys=1,decode_key_chunk=256,decode_key_unroll=4", 64, 0}),
     Name);
 
 }  // namespace
