@@ -478,9 +478,16 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         space.params.push_back(key_splits);
         space.params.insert(space.params.end(), value_tiles.begin(), value_tiles.end());
     }
+    if (!ctx.causal) {
+        // The key-block path with its default tiles, at a block that fits the L2 with its scores
+        // and weights (2048 keys: 2 x 256 KiB at block_q = 32) and at a quarter of it.
+        space.starting_points.push_back({{"key_block", 2048}});
+        space.starting_points.push_back({{"key_block", 512}});
+    }
     if (ctx.max_queries > 0) {
         space.params.push_back(split_keys);
         space.params.insert(space.params.end(), decode.begin(), decode.end());
+        space.starting_points.push_back({{"split_keys", 1}});
     }
     // Each path reads only its own parameters; the others are reset to their defaults.
     space.irrelevant_to_defaults = [=](std::map<std::string, int> &p) {

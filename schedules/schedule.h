@@ -76,6 +76,12 @@ struct SearchSpace {
     // never measures two spellings of one kernel. Null when every parameter always matters.
     std::function<void(std::map<std::string, int> &)> irrelevant_to_defaults;
 
+    // Values, over the defaults, that a search should measure before it samples: one per path
+    // that a parameter selects, with that path's own defaults. Random sampling draws a path and
+    // its tiles together, so a path can lose on badly drawn tiles alone; these give each path a
+    // fair first measurement to climb from.
+    std::vector<std::map<std::string, int>> starting_points;
+
     // The defaults of every parameter.
     std::map<std::string, int> defaults() const;
     // values with the irrelevant parameters reset (see irrelevant_to_defaults).

@@ -7,7 +7,9 @@
 // relies on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -88,6 +90,32 @@ INSTANTIATE_TEST_SUITE_P(
         PathCase{"key_block=1024,key_splits=2", 64, 64}, PathCase{"split_keys=1", 64, 0},
         PathCase{"split_keys=1,decode_key_chunk=256,decode_key_unroll=4", 64, 0}),
     Name);
+
+// The tuner measures each schedule's starting points first: for cpu_fused, each path with its
+// own defaults. A starting point must be a valid kernel as written, or the search would skip it.
+TEST(CpuFusedSearchSpace, OffersEachPathWithItsDefaultsAsAStartingPoint) {
+    for (bool causal : {false, true}) {
+        schedules::Context ctx;
+        ctx.target = Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
+        ctx.max_queries = 64;
+        ctx.causal = causal;
+        const schedules::SearchSpace space =
+            schedules::find_schedule("cpu_fused")->attention_search_space(ctx);
+        std::vector<std::string> paths;
+        for (const auto &point : space.starting_points) {
+            std::map<std::string, int> values = space.defaults();
+            for (const auto &[name, value] : point) values[name] = value;
+            SCOPED_TRACE(schedules::format_params(values));
+            EXPECT_EQ(space.check(values, ctx), "");
+            EXPECT_EQ(space.canonical(values), values);
+            paths.push_back(point.count("key_block") != 0 ? "key_block" : "split_keys");
+        }
+        // The key-block path serves non-causal kernels only.
+        const long key_block_points = std::count(paths.begin(), paths.end(), "key_block");
+        EXPECT_EQ(key_block_points > 0, !causal);
+        EXPECT_EQ(std::count(paths.begin(), paths.end(), "split_keys"), 1);
+    }
+}
 
 }  // namespace
 }  // namespace attngen::tuner

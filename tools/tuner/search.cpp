@@ -288,12 +288,23 @@ class BucketSearch {
 
     bool time_left() const { return Clock::now() < deadline_; }
 
-    // Random samples for the first 40% of the time, then first-improvement hill climbing from
-    // the best, restarting from the best unexplored sample when stuck.
+    // The schedules' starting points (one per path), random samples until 40% of the time,
+    // then first-improvement hill climbing from the best, restarting from the best unexplored
+    // sample when stuck.
     void random_then_local() {
         const auto start = Clock::now();
         const auto random_until = start + (deadline_ - start) * 2 / 5;
         std::vector<Candidate> samples;
+        for (const auto &[name, space] : spaces_) {
+            for (const auto &point : space.starting_points) {
+                Params values = space.defaults();
+                for (const auto &[param, value] : point) values[param] = value;
+                const Candidate c{name, space.canonical(values)};
+                if (!time_left()) return;
+                if (scores_.count(c) || !valid(c)) continue;
+                score(c);
+            }
+        }
         while (time_left() && Clock::now() < random_until) {
             Candidate c = random_candidate();
             if (scores_.count(c)) continue;
