@@ -1,6 +1,8 @@
 #include "cuda_fused.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "algorithm/dims.h"
@@ -19,24 +21,68 @@ namespace {
 
 constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
 
-// Keys per block of the online softmax. 32 keys make the score tile of a group 32 x 32, one
-// score per thread of a 1024-thread block at most, and keep the shared memory of a block (K and
-// V tiles of 32 rows, scores and weights) at 4 * (32 * (d_k + d_v) + 2 * 32 * 32) bytes: 40 KiB
-// for head dims of 128, inside the 48 KiB a kernel gets without opting in to more.
-constexpr int kKeyBlock = 32;
+// Parameters of cuda_fused's GPU kernels; the autotuner overrides them by name. Every thread
+// block must have at most 1024 threads and keep its shared memory within the 48 KiB a kernel gets
+// without opting in to more (see the search space's constraint).
+struct CudaFusedParams {
+    // Keys per block of the online softmax. 32 keys make the score tile of a group 32 x 32, one
+    // score per thread of a 1024-thread block at most, and keep the shared memory of a block (K
+    // and V tiles of 32 rows, scores and weights) at 4 * (32 * (d_k + d_v) + 2 * 32 * 32) bytes:
+    // 40 KiB for head dims of 128, inside the 48 KiB limit.
+    int key_block = 32;
+    // Queries per group: 32, the causal group of mask.h, so that a group's walk ends at the last
+    // key block its last query sees. A decode kernel (at most max_queries queries) groups only
+    // those.
+    int query_group = algorithm::kCausalGroup;
+    // Value features per thread group: 16 threads share a query's value features (thread e0
+    // takes features e0, e0 + 16, ...), so 16 x 32 queries = 512 threads hold a group's running
+    // output.
+    int value_threads = 16;
+    // Key splits of a decode kernel (flash-decoding). A decode step has one group per head,
+    // B * H thread blocks, too few for a GPU with 100+ multiprocessors; 16 splits give B * H * 16
+    // (512 for 32 heads) blocks that each walk 1/16 of the cache, and a short second kernel
+    // merges them.
+    int decode_key_splits = 16;
 
-// Value features per thread group: 16 threads share a query's value features (thread e0 takes
-// features e0, e0 + 16, ...), so 16 x 32 queries = 512 threads hold a group's running output.
-constexpr int kValueThreads = 16;
+    static std::vector<std::string> names() {
+        return {"key_block", "query_group", "value_threads", "decode_key_splits"};
+    }
+    explicit CudaFusedParams(const Context &ctx) {
+        ctx.check_params(names());
+        key_block = ctx.param("key_block", key_block);
+        query_group = ctx.param("query_group", query_group);
+        value_threads = ctx.param("value_threads", value_threads);
+        decode_key_splits = ctx.param("decode_key_splits", decode_key_splits);
+        const std::string why = limits_violated(key_block, query_group, value_threads);
+        if (!why.empty()) schedule_error("cuda_fused: " + why);
+        if (decode_key_splits < 1) schedule_error("cuda_fused: decode_key_splits must be positive");
+    }
 
-// Queries per group: 32, the causal group of mask.h, so that a group's walk ends at the last key
-// block its last query sees. A decode kernel (at most max_queries queries) groups only those.
-constexpr int kQueryGroup = algorithm::kCausalGroup;
-
-// Key splits of a decode kernel (flash-decoding). A decode step has one group per head, B * H
-// thread blocks, too few for a GPU with 100+ multiprocessors; 16 splits give B * H * 16 (512 for
-// 32 heads) blocks that each walk 1/16 of the cache, and a short second kernel merges them.
-constexpr int kDecodeKeySplits = 16;
+    // The head dims (d_k + d_v) that the runtime sends to cuda_fused at most
+    // (runtime/src/dispatch.cpp): a block's K and V rows must fit its shared memory for these.
+    static constexpr int kMaxHeadDims = 320;
+    static constexpr int kMaxThreads = 1024;
+    static constexpr int kSharedFloats = 48 * 1024 / 4;
+    // Threads of the largest stage of a thread block: staging K and V (32 threads per row),
+    // the scores (one per key and query) or the running state (value_threads per query).
+    static std::string limits_violated(int key_block, int query_group, int value_threads) {
+        if (key_block < 1 || query_group < 1 || value_threads < 1) {
+            return "key_block, query_group and value_threads must be positive";
+        }
+        const int threads =
+            std::max({32 * key_block, key_block * query_group, value_threads * query_group});
+        if (threads > kMaxThreads) {
+            return "a thread block would have " + std::to_string(threads) + " threads (at most " +
+                   std::to_string(kMaxThreads) + ")";
+        }
+        const int shared = key_block * kMaxHeadDims + 2 * key_block * query_group;
+        if (shared > kSharedFloats) {
+            return "a block's K and V rows, scores and weights would take " +
+                   std::to_string(4 * shared) + " bytes of shared memory (at most 48 KiB)";
+        }
+        return "";
+    }
+};
 
 // The Func whose update walks the key blocks: the running state itself, or with key splits the
 // state of each split.
@@ -94,9 +140,9 @@ void cpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Conte
 
 // Schedules a state Func(e, ii, outer...) of the online merge on the GPU: a thread block per
 // combination of the outer dimensions (at most three, the fused heads and batch elements last),
-// its threads split the value features (kValueThreads) and the group's queries; the update
+// its threads split the value features (value_threads) and the group's queries; the update
 // keeps the same threads inside its serial reduction.
-void gpu_state(Func state, const Halide::RVar &reduction) {
+void gpu_state(Func state, const Halide::RVar &reduction, int value_threads) {
     const auto &v = algorithm::dims();
     const std::vector<Var> args = state.args();
     const Var ii = args[1];
@@ -104,7 +150,7 @@ void gpu_state(Func state, const Halide::RVar &reduction) {
     std::vector<Var> blocks(args.begin() + 2, args.end() - 2);
     blocks.push_back(hb);
     auto apply = [&](auto &&stage, bool with_reduction) {
-        stage.fuse(v.h, v.b, hb).split(v.e, eo, ei, kValueThreads, kGuard);
+        stage.fuse(v.h, v.b, hb).split(v.e, eo, ei, value_threads, kGuard);
         std::vector<Halide::VarOrRVar> order = {eo, ei, ii};
         if (with_reduction) order.push_back(reduction);
         for (const Var &b : blocks) order.push_back(b);
@@ -122,14 +168,14 @@ void gpu_state(Func state, const Halide::RVar &reduction) {
     apply(update, true);
 }
 
-void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs) {
+void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const CudaFusedParams &p) {
     const auto &v = algorithm::dims();
     Func walk = walker(f);
     const Halide::RVar blocks(f.blocks);
     // The walk over key blocks is a serial loop of each thread block; each step's tiles are
     // computed by all of its threads.
-    gpu_state(walk, blocks);
-    if (f.key_splits > 1) gpu_state(f.running_grouped, Halide::RVar(f.splits));
+    gpu_state(walk, blocks, p.value_threads);
+    if (f.key_splits > 1) gpu_state(f.running_grouped, Halide::RVar(f.splits), p.value_threads);
     Var dt("dt"), dr("dr");
     // The block's K and V rows, staged in shared memory: 32 threads per row read consecutive
     // features, one row per thread row.
@@ -184,12 +230,13 @@ bool CudaFused::uses_online_softmax(const Context &) const {
 }
 
 Schedule::OnlineLayout CudaFused::online_layout(const Context &ctx) const {
+    const CudaFusedParams p(ctx);
     OnlineLayout layout;
-    layout.key_block = kKeyBlock;
-    layout.query_group = kQueryGroup;
+    layout.key_block = p.key_block;
+    layout.query_group = p.query_group;
     if (ctx.max_queries > 0) {
-        layout.query_group = std::min(ctx.max_queries, kQueryGroup);
-        layout.key_splits = kDecodeKeySplits;
+        layout.query_group = std::min(ctx.max_queries, p.query_group);
+        layout.key_splits = p.decode_key_splits;
     }
     return layout;
 }
@@ -197,39 +244,67 @@ Schedule::OnlineLayout CudaFused::online_layout(const Context &ctx) const {
 void CudaFused::online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
                                  const Context &ctx) const {
     if (targets_gpu(ctx)) {
-        gpu_online(f, with_probs);
+        gpu_online(f, with_probs, CudaFusedParams(ctx));
     } else {
         cpu_online(f, with_probs, ctx);
     }
 }
 
+SearchSpace CudaFused::attention_search_space(const Context &ctx) const {
+    SearchSpace space;
+    if (!targets_gpu(ctx)) return space;
+    const CudaFusedParams d(without_params(ctx));
+    // Key blocks up to 32 (staging a block's K and V rows takes 32 threads per row), groups from
+    // one warp of queries to 128, and 4 to 32 threads per query's value features.
+    space.params = {{"key_block", {8, 16, 32}, d.key_block},
+                    {"query_group", {8, 16, 32, 64, 128}, d.query_group},
+                    {"value_threads", {4, 8, 16, 32}, d.value_threads}};
+    if (ctx.max_queries > 0) {
+        space.params.push_back({"decode_key_splits", {4, 8, 16, 32, 64}, d.decode_key_splits});
+        // A decode kernel groups at most max_queries queries: larger groups are one kernel.
+        const int max_queries = ctx.max_queries, fallback = d.query_group;
+        space.irrelevant_to_defaults = [max_queries, fallback](std::map<std::string, int> &p) {
+            auto group = p.find("query_group");
+            if (group != p.end() &&
+                std::min(group->second, max_queries) == std::min(fallback, max_queries)) {
+                group->second = fallback;
+            }
+        };
+    }
+    space.constraint = [](const std::map<std::string, int> &p, const Context &) {
+        return CudaFusedParams::limits_violated(p.at("key_block"), p.at("query_group"),
+                                                p.at("value_threads"));
+    };
+    return space;
+}
+
 // The attention generator never calls this (uses_online_softmax is always true); the composed
 // formulation gets cuda_tiled's schedule for completeness.
 void CudaFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
-    CudaTiled().attention(f, with_probs, ctx);
+    CudaTiled().attention(f, with_probs, without_params(ctx));
 }
 
 void CudaFused::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
-    CudaTiled().projection(f, ctx);
+    CudaTiled().projection(f, without_params(ctx));
 }
 
 void CudaFused::scores(algorithm::ScoresFuncs &f, algorithm::KeyMask mask,
                        const Context &ctx) const {
-    CudaTiled().scores(f, mask, ctx);
+    CudaTiled().scores(f, mask, without_params(ctx));
 }
 
 void CudaFused::softmax(algorithm::SoftmaxFuncs &f, algorithm::KeyMask mask,
                         const Context &ctx) const {
-    CudaTiled().softmax(f, mask, ctx);
+    CudaTiled().softmax(f, mask, without_params(ctx));
 }
 
 void CudaFused::weighted_sum(algorithm::WeightedSumFuncs &f, algorithm::KeyMask mask,
                              const Context &ctx) const {
-    CudaTiled().weighted_sum(f, mask, ctx);
+    CudaTiled().weighted_sum(f, mask, without_params(ctx));
 }
 
 void CudaFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
-    CudaTiled().mha(f, ctx);
+    CudaTiled().mha(f, without_params(ctx));
 }
 
 }  // namespace attngen::schedules

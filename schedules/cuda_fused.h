@@ -33,6 +33,9 @@ class CudaFused final : public Schedule {
     void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
                           const Context &ctx) const override;
     OnlineLayout online_layout(const Context &ctx) const override;
+    // Thread-block shapes of the GPU kernels (none for a CPU target, whose entry has no
+    // parameters of its own).
+    SearchSpace attention_search_space(const Context &ctx) const override;
 };
 
 }  // namespace attngen::schedules

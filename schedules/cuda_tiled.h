@@ -25,9 +25,15 @@ class CudaTiled final : public Schedule {
     void attention(algorithm::AttentionFuncs &f, bool with_probs,
                    const Context &ctx) const override;
     void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
+    // Tile shapes of the GPU kernels (none for a CPU target, whose entry is cpu_tiled's).
+    SearchSpace attention_search_space(const Context &ctx) const override;
 };
 
 // Whether a kernel for this context runs on a GPU (the target has a GPU feature).
 bool targets_gpu(const Context &ctx);
+
+// The same target and bucket without parameters: the context of the schedule a CUDA schedule
+// delegates to (its parameters belong to its own kernels) and of its defaults.
+Context without_params(const Context &ctx);
 
 }  // namespace attngen::schedules

@@ -41,6 +41,19 @@ std::string Name(const ::testing::TestParamInfo<PathCase> &info) {
     return name;
 }
 
+// A problem for check_against_reference: two batch elements of 4 query heads over 2 KV heads.
+TuneShape check_shape(int64_t nq, int64_t nk, int64_t d_k, int64_t d_v) {
+    TuneShape s;
+    s.batch = 2;
+    s.heads = 4;
+    s.kv_heads = 2;
+    s.nq = nq;
+    s.nk = nk;
+    s.d_k = d_k;
+    s.d_v = d_v;
+    return s;
+}
+
 class TunedPathTest : public ::testing::TestWithParam<PathCase> {};
 
 TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
@@ -63,14 +76,13 @@ TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
     const std::vector<int64_t> key_counts = {9, 257, 1100};
     for (int64_t nq : query_counts) {
         for (int64_t nk : key_counts) {
-            TuneShape s;
-            s.batch = 2;
-            s.heads = 4;
-            s.kv_heads = 2;
-            s.nq = nq;
-            s.nk = nk;
-            s.d_k = p.head_dim > 0 ? p.head_dim : nq % 2 == 0 ? 24 : 7;
-            s.d_v = p.head_dim > 0 ? p.head_dim : nq % 2 == 0 ? 20 : 33;
+            const TuneShape s = check_shape(nq, nk,
+                                            p.head_dim > 0 ? p.head_dim
+                                            : nq % 2 == 0  ? 24
+                                                           : 7,
+                                            p.head_dim > 0 ? p.head_dim
+                                            : nq % 2 == 0  ? 20
+                                                           : 33);
             SCOPED_TRACE(s.spec());
             EXPECT_EQ(check_against_reference(kernel, s), "");
         }
@@ -114,6 +126,80 @@ TEST(CpuFusedSearchSpace, OffersEachPathWithItsDefaultsAsAStartingPoint) {
         const long key_block_points = std::count(paths.begin(), paths.end(), "key_block");
         EXPECT_EQ(key_block_points > 0, !causal);
         EXPECT_EQ(std::count(paths.begin(), paths.end(), "split_keys"), 1);
+    }
+}
+
+// The CUDA schedules' search spaces: every value of every parameter (one at a time, over the
+// defaults) that the constraint accepts must compile for a CUDA target, and the ones it rejects
+// must be refused by the schedule itself with the same reason. No device is needed to compile;
+// the kernels' results on a device are the CUDA tests' job.
+TEST(CudaSearchSpace, EveryAcceptedValueCompilesAndTheRestAreRefused) {
+    const Halide::Target target("x86-64-linux-avx2-cuda-cuda_capability_80");
+    TuneShape estimate;
+    estimate.nq = 64;
+    estimate.nk = 512;
+    struct Case {
+        std::string schedule;
+        int max_queries;
+        bool causal;
+        std::string only;  // The one parameter to vary, or all when empty.
+    };
+    // The decode kernel varies only its own parameter: the others are the causal case's.
+    for (const Case &c :
+         {Case{"cuda_fused", 0, true, ""}, Case{"cuda_fused", 16, false, "decode_key_splits"},
+          Case{"cuda_tiled", 0, false, ""}}) {
+        schedules::Context ctx;
+        ctx.target = target;
+        ctx.max_queries = c.max_queries;
+        ctx.causal = c.causal;
+        const schedules::SearchSpace space =
+            schedules::find_schedule(c.schedule)->attention_search_space(ctx);
+        ASSERT_FALSE(space.params.empty()) << c.schedule;
+        Bucket bucket;
+        bucket.max_queries = c.max_queries;
+        bucket.causal = c.causal;
+        bucket.d_k = bucket.d_v = 64;
+        int accepted = 0, refused = 0;
+        for (const auto &param : space.params) {
+            if (!c.only.empty() && param.name != c.only) continue;
+            for (int value : param.values) {
+                std::map<std::string, int> values = space.defaults();
+                values[param.name] = value;
+                if (values != space.defaults() && space.canonical(values) == space.defaults()) {
+                    continue;  // The same kernel as the defaults.
+                }
+                const std::string reason = space.check(values, ctx);
+                SCOPED_TRACE(c.schedule + " " + schedules::format_params(values));
+                try {
+                    JitAttention kernel(bucket, Candidate{c.schedule, values}, target, estimate);
+                    EXPECT_EQ(reason, "");
+                    accepted++;
+                } catch (const Halide::Error &e) {
+                    EXPECT_NE(reason, "");
+                    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+                    refused++;
+                }
+            }
+        }
+        EXPECT_GT(accepted, 3) << c.schedule;
+        // 64 queries by 32 keys or 32 value threads exceed 1024 threads.
+        if (c.schedule == "cuda_fused" && c.only.empty()) EXPECT_GT(refused, 0);
+    }
+}
+
+// cuda_fused's CPU entry (a library with CUDA and CPU entries) walks the same key blocks and query
+// groups as its GPU kernel, so a tuned layout must give the reference's results there too.
+TEST(CudaFusedCpuEntry, TunedLayoutMatchesReference) {
+    Bucket bucket;
+    const Candidate candidate{"cuda_fused", schedules::parse_params("key_block=16,query_group=64")};
+    TuneShape estimate;
+    JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
+    for (int64_t nq : {1, 17, 70}) {
+        for (int64_t nk : {9, 100}) {
+            const TuneShape s = check_shape(nq, nk, 24, 20);
+            SCOPED_TRACE(s.spec());
+            EXPECT_EQ(check_against_reference(kernel, s), "");
+        }
     }
 }
 

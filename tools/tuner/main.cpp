@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     CLI::App app{"attngen tune: search schedule parameters on this machine"};
     std::string generator = "attention", out, report, target = ATTNGEN_DEFAULT_TUNE_TARGET,
                 strategy = "search", cache;
-    std::vector<std::string> specs, schedules{"cpu_fused", "cpu_tiled"};
+    std::vector<std::string> specs, schedules;
     double budget = 600, timeout = 120, min_speedup = 1.0;
     bool resume = false, no_autoschedulers = false;
     int threads = 0, runs = 5;
@@ -65,7 +65,10 @@ int main(int argc, char **argv) {
     app.add_option("--report", report, "Print the table of a tuning database and exit");
     app.add_option("--strategy", strategy, "search (random, then local) or grid")
         ->check(CLI::IsMember({"search", "grid"}));
-    app.add_option("--schedules", schedules, "Schedules to search")->delimiter(',');
+    app.add_option("--schedules", schedules,
+                   "Schedules to search (default: cpu_fused,cpu_tiled; cuda_fused,cuda_tiled for "
+                   "a CUDA target)")
+        ->delimiter(',');
     app.add_flag("--no-autoschedulers", no_autoschedulers, "Skip Halide's autoschedulers");
     app.add_option("--candidate-timeout", timeout, "Seconds before a candidate is stopped");
     app.add_option("--threads", threads, "Halide threads while measuring (default: all)");
@@ -104,6 +107,10 @@ int main(int argc, char **argv) {
     options.cache_path = cache.empty() ? out + ".cache" : cache;
     options.resume = resume;
     options.autoschedulers = !no_autoschedulers;
+    if (schedules.empty()) {
+        schedules = gpu_target(target) ? std::vector<std::string>{"cuda_fused", "cuda_tiled"}
+                                       : std::vector<std::string>{"cpu_fused", "cpu_tiled"};
+    }
     options.schedules = schedules;
     options.strategy = strategy;
     options.candidate_timeout_seconds = timeout;

@@ -17,6 +17,10 @@
 
 namespace attngen::tuner {
 
+bool gpu_target(const std::string &target) {
+    return Halide::Target(target).has_gpu_feature();
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -107,15 +111,18 @@ class BucketSearch {
         BucketResult result;
         result.bucket = bucket_;
         const auto start = Clock::now();
-        const Candidate fallback{
-            "cpu_fused", spaces_.count("cpu_fused") ? spaces_["cpu_fused"].defaults() : Params{}};
+        const std::string hand_schedule = gpu_target(options_.target) ? "cuda_fused" : "cpu_fused";
+        const Candidate fallback{hand_schedule, spaces_.count(hand_schedule)
+                                                    ? spaces_[hand_schedule].defaults()
+                                                    : Params{}};
         // The hand default: the kernel the default build runs for each shape (generic head dims
-        // unless 64 or 128), with cpu_fused's default parameters.
+        // unless 64 or 128), with the default schedule's default parameters (cpu_fused, or
+        // cuda_fused on a GPU, as the runtime picks).
         default_ms_.resize(shapes_.size());
         for (std::size_t s = 0; s < shapes_.size(); s++) {
             const Bucket built = default_build_bucket(shapes_[s]);
-            const Candidate hand{"cpu_fused",
-                                 schedules::find_schedule("cpu_fused")
+            const Candidate hand{hand_schedule,
+                                 schedules::find_schedule(hand_schedule)
                                      ->attention_search_space(context_for(built, options_.target))
                                      .defaults()};
             const Measurement m = evaluate(shapes_[s], hand, built);

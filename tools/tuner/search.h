@@ -34,6 +34,9 @@ struct TuneOptions {
     double min_speedup = 1.0;
 };
 
+// Whether a Halide target string names a GPU (cuda, ...): its defaults are the CUDA schedules.
+bool gpu_target(const std::string &target);
+
 struct Progress {
     int bucket = 0, buckets = 0;
     std::string bucket_key;
