@@ -477,8 +477,6 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         space.params.push_back(key_block);
         space.params.push_back(key_splits);
         space.params.insert(space.params.end(), value_tiles.begin(), value_tiles.end());
-    }
-    if (!ctx.causal) {
         // The key-block path with its default tiles, at a block that fits the L2 with its scores
         // and weights (2048 keys: 2 x 256 KiB at block_q = 32) and at a quarter of it.
         space.starting_points.push_back({{"key_block", 2048}});
