@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <string>
@@ -11,10 +12,15 @@
 #include "failures.h"
 #include "peaks.h"
 #include "reference_check.h"
+#include "thread_runtimes.h"
 
 namespace attngen::bench {
 
 namespace {
+
+// Passes over the read-bandwidth array (after one warm-up) whose best rate is a decode
+// benchmark's reference bandwidth.
+constexpr int kReferenceBandwidthRuns = 3;
 
 // The computation of the benchmark that ran last. Google Benchmark calls a benchmark's function
 // once per repetition (and while it searches for the iteration count), always consecutively, so
@@ -48,10 +54,9 @@ std::string prepare_and_check(const BenchShape &shape, const Implementation &imp
 
 void run_attention_benchmark(benchmark::State &state, const std::string &benchmark,
                              const BenchShape &shape, const Implementation &impl, int threads) {
-    // The peaks run OpenBLAS and OpenMP work of their own, so they are measured (once per
-    // thread count) before this benchmark settles its threads.
+    // The sgemm peak runs OpenBLAS work of its own, so it is measured (once per thread count)
+    // before this benchmark settles its threads.
     const double peak = sgemm_peak_flops(threads);
-    const double bandwidth = shape.is_decode() ? read_bandwidth_bytes_per_second(threads) : 0.0;
     impl.set_threads(threads);
 
     CurrentComputation &last = current();
@@ -69,6 +74,24 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     }
     Computation &computation = *last.computation;
 
+    // A decode benchmark's bandwidth fraction is of the read bandwidth measured right here, in
+    // every repetition, rather than of one measurement taken when the first benchmark started:
+    // the memory bandwidth that the other tenants of the host leave this machine moves by a
+    // third within minutes (the best of five passes read 39.6 GB/s at the start of the bench run
+    // of 2026-11-29 16:00, the peak benchmark's median in the same run 27.8 GB/s), and the CPU
+    // load counters cannot see it. Measured next to the timed loop, the reference and the
+    // benchmark share the machine's state. Three passes after a warm-up take about 40 ms.
+    double bandwidth = 0.0;
+    CpuUsage::Cores reference_cores;
+    if (shape.is_decode()) {
+        // The pools that just ran (this benchmark's previous repetition among them) must stop
+        // spinning first, or the reference shares the cores with their idle workers.
+        settle_before_timing(kOpenMpThreads);
+        const CpuUsage reference_usage;
+        bandwidth = read_bandwidth_now(threads, kReferenceBandwidthRuns);
+        reference_cores = reference_usage.since_start();
+    }
+
     settle_before_timing(impl.runtimes);
     const CpuUsage usage;
     std::string error;
@@ -80,7 +103,10 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     } catch (const std::exception &e) {
         error = std::string("exception: ") + e.what();
     }
-    const CpuUsage::Cores cores = usage.since_start();
+    CpuUsage::Cores cores = usage.since_start();
+    // A reference measured while another process ran would flatter the fraction, so that load
+    // marks the repetition as disturbed too.
+    cores.others = std::max(cores.others, reference_cores.others);
     note_runtime_used(impl.runtimes);
     if (!error.empty()) {
         fail_benchmark(state, error);

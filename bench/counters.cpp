@@ -13,6 +13,7 @@ void set_attention_counters(benchmark::State &state, const BenchShape &shape,
     state.counters["peak_frac"] = Counter(shape.flops() / peak_flops_per_second, rate);
     if (shape.is_decode()) {
         state.counters["KV_GBps"] = Counter(shape.kv_bytes() / 1e9, rate);
+        state.counters["read_GBps"] = Counter(bandwidth_bytes_per_second / 1e9);
         state.counters["bw_frac"] = Counter(shape.kv_bytes() / bandwidth_bytes_per_second, rate);
     }
     set_cpu_usage_counters(state, cores);

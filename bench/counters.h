@@ -3,11 +3,14 @@
 //   GFLOPs     shape.flops() / time, in 1e9 FLOP/s (see shapes.h for what is counted)
 //   peak_frac  that rate / the sgemm peak measured with the same thread count
 //   KV_GBps    decode shapes only: K and V bytes read / time, in 1e9 byte/s
-//   bw_frac    decode shapes only: that rate / the read bandwidth measured with the same threads
+//   read_GBps  decode shapes only: the read bandwidth measured with the same threads right
+//              before the timed loop (peaks.h), in 1e9 byte/s
+//   bw_frac    decode shapes only: KV_GBps / read_GBps
 //   cpu_util   CPU time of the whole process / real time over the timed loop: the number of
 //              cores kept busy, which shows whether an implementation used the threads it was
 //              given (spinning idle workers count as busy)
-//   other_load the cores that other processes took meanwhile (cpu_usage.h)
+//   other_load the cores that other processes took meanwhile (cpu_usage.h), or while the read
+//              bandwidth was measured, whichever is more
 #pragma once
 
 #include <benchmark/benchmark.h>

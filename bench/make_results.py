@@ -174,11 +174,12 @@ def fmt(value, digits=2):
 
 def shape_table(run, shape):
     decode = run.is_decode(shape)
-    rate_header = "KV GB/s | bw_frac" if decode else "GFLOP/s | peak_frac"
+    rate_header = "KV GB/s | read GB/s | bw_frac" if decode else "GFLOP/s | peak_frac"
+    rate_columns = 3 if decode else 2
     lines = [
         f"| implementation | threads | median ms | {rate_header} | x fastest peer | "
         "cores busy | clean rounds | round spread | kernel / primitives |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---:|---:|" + "---:|" * rate_columns + "---:|---:|---:|---:|---|",
     ]
     for threads in run.thread_counts:
         peer_name, peer = run.fastest_peer(shape, threads)
@@ -187,16 +188,18 @@ def shape_table(run, shape):
             key = ("attention", shape, impl, threads)
             if result is None:
                 if key in run.errors:
-                    lines.append(f"| {impl} | {threads} | failed (see below) | | | | | | | |")
+                    lines.append(f"| {impl} | {threads} | failed (see below) |" +
+                                 " |" * (rate_columns + 5))
                 continue
             if decode:
-                rate, frac = result.counter("KV_GBps"), result.counter("bw_frac")
+                rates = [fmt(result.counter("KV_GBps"), 1), fmt(result.counter("read_GBps"), 1),
+                         fmt(result.counter("bw_frac"))]
             else:
-                rate, frac = result.counter("GFLOPs"), result.counter("peak_frac")
+                rates = [fmt(result.counter("GFLOPs"), 1), fmt(result.counter("peak_frac"))]
             ratio = peer.time_ms / result.time_ms if peer else None
             lines.append(
-                f"| {impl} | {threads} | {fmt_ms(result.time_ms)} | {fmt(rate, 1)} | "
-                f"{fmt(frac)} | {fmt(ratio)} | {fmt(result.counter('cpu_util'), 1)} | "
+                f"| {impl} | {threads} | {fmt_ms(result.time_ms)} | {' | '.join(rates)} | "
+                f"{fmt(ratio)} | {fmt(result.counter('cpu_util'), 1)} | "
                 f"{clean_rounds(result)} | {result.spread * 100:.1f}% | {result.label} |")
     return "\n".join(lines)
 
@@ -231,10 +234,24 @@ def targets(run):
         return ratio, (f"{FUSED} {fmt_ms(fused.time_ms)} ms vs {peer_name} "
                        f"{fmt_ms(peer.time_ms)} ms"), (fused, peer)
 
+    def what_it_would_take(shape, ratio, threshold):
+        """For a missed speed target: the FLOP rate it needs, as a fraction of the sgemm peak,
+        next to the fraction cpu_fused reaches; above 1 the target asks for more than OpenBLAS's
+        own GEMM does on this machine."""
+        fused = run.get(shape, FUSED, t)
+        frac = fused.counter("peak_frac") if fused else None
+        if ratio is None or ratio >= threshold or not frac:
+            return ""
+        needed = frac * threshold / ratio
+        return (f": {threshold}x would take {fused.counter('GFLOPs') * threshold / ratio:.0f} "
+                f"GFLOP/s, {needed:.2f} of the sgemm peak measured in the same process "
+                f"({FUSED} runs at {frac:.2f} of it)")
+
     for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
         ratio, detail, results = fused_over_peer(shape)
         lines.append(f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
-                     f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold, *results)}")
+                     f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold, *results)}"
+                     f"{what_it_would_take(shape, ratio, threshold)}")
 
     fused_c = run.get("c", FUSED, t)
     frac = fused_c.counter("peak_frac") if fused_c else None
@@ -428,10 +445,15 @@ def write_markdown(run, path, tuning=None):
                "faster than every peer). *cores busy* is the process's CPU time over the real "
                "time of the timed loop: the cores the implementation kept busy, spinning idle "
                "workers included; well below the thread count it means the implementation left "
-               "a core idle, or that another process took it. Fractions are of the peaks below, measured in the same "
-               "process with the same thread count (the best of 5 runs, taken when the first "
-               "benchmark of that thread count started); the peak lines below are the medians "
-               "of the peak benchmarks themselves.")
+               "a core idle, or that another process took it. *peak_frac* is of the sgemm peak measured "
+               "in the same process with the same thread count (the best of 5 runs, taken when "
+               "the first benchmark of that thread count started). A decode benchmark's "
+               "*bw_frac* is of the read bandwidth (best of 3 passes over 256 MiB, *read GB/s*) "
+               "measured in every repetition right before its timed loop, because the bandwidth "
+               "the host's other tenants leave this machine moves within minutes while the load "
+               "counters cannot see it; a repetition is disturbed when other processes ran during "
+               "either measurement. The peak lines below are the medians of the peak benchmarks "
+               "themselves.")
     out.append("")
     if ctx.get("library_build_type") == "debug":
         out.append("Google Benchmark reports its own library as a debug build (Debian's "

@@ -41,13 +41,13 @@ const std::vector<float> &read_array() {
     return data;
 }
 
-// The best rate of kPeakRuns calls of `run` after one untimed call. Another process can only
+// The best rate of `runs` calls of `run` after one untimed call. Another process can only
 // slow a run down, so the best run is the closest to what the machine can do; a median of five
 // came out at half the two-thread peak when a compile job ran during the measurement.
-double best_rate(const std::function<void()> &run, double work_per_call) {
+double best_rate(const std::function<void()> &run, double work_per_call, int runs) {
     run();
     std::vector<double> rates;
-    for (int i = 0; i < kPeakRuns; i++) {
+    for (int i = 0; i < runs; i++) {
         auto start = std::chrono::steady_clock::now();
         run();
         std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
@@ -97,23 +97,17 @@ double sgemm_peak_flops(int threads) {
     static std::map<int, double> cache;
     auto it = cache.find(threads);
     if (it == cache.end()) {
-        double rate =
-            best_rate([threads] { run_sgemm_peak_once(threads); }, sgemm_peak_flops_per_call());
+        double rate = best_rate([threads] { run_sgemm_peak_once(threads); },
+                                sgemm_peak_flops_per_call(), kPeakRuns);
         it = cache.emplace(threads, rate).first;
     }
     return it->second;
 }
 
-double read_bandwidth_bytes_per_second(int threads) {
-    static std::map<int, double> cache;
-    auto it = cache.find(threads);
-    if (it == cache.end()) {
-        volatile float sink = 0;
-        double rate = best_rate([threads, &sink] { sink = run_read_bandwidth_once(threads); },
-                                read_bandwidth_bytes_per_call());
-        it = cache.emplace(threads, rate).first;
-    }
-    return it->second;
+double read_bandwidth_now(int threads, int runs) {
+    volatile float sink = 0;
+    return best_rate([threads, &sink] { sink = run_read_bandwidth_once(threads); },
+                     read_bandwidth_bytes_per_call(), runs);
 }
 
 }  // namespace attngen::bench

@@ -18,9 +18,12 @@ double sgemm_peak_flops_per_call();
 float run_read_bandwidth_once(int threads);
 double read_bandwidth_bytes_per_call();
 
-// The best rate of five runs after a warm-up, in FLOP/s and byte/s. Measured on the first call
-// for each thread count and cached.
+// The best rate of five runs after a warm-up, in FLOP/s. Measured on the first call for each
+// thread count and cached.
 double sgemm_peak_flops(int threads);
-double read_bandwidth_bytes_per_second(int threads);
+
+// The best rate of `runs` passes over the 256 MiB array after a warm-up pass, in byte/s,
+// measured now and not cached: a decode benchmark takes it right before its own timed loop.
+double read_bandwidth_now(int threads, int runs);
 
 }  // namespace attngen::bench
