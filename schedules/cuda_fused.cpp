@@ -7,6 +7,7 @@
 
 #include "algorithm/dims.h"
 #include "algorithm/mask.h"
+#include "attngen/cuda_limits.h"
 #include "cpu_fused.h"
 #include "cuda_tiled.h"
 
@@ -58,13 +59,12 @@ struct CudaFusedParams {
         if (decode_key_splits < 1) schedule_error("cuda_fused: decode_key_splits must be positive");
     }
 
-    // The head dims (d_k + d_v) that the runtime sends to cuda_fused at most
-    // (runtime/src/dispatch.cpp): a block's K and V rows must fit its shared memory for these.
-    static constexpr int kMaxHeadDims = 320;
     static constexpr int kMaxThreads = 1024;
     static constexpr int kSharedFloats = 48 * 1024 / 4;
-    // Threads of the largest stage of a thread block: staging K and V (32 threads per row),
-    // the scores (one per key and query) or the running state (value_threads per query).
+    // Threads of the largest stage of a thread block: staging K and V (32 threads per row), the
+    // scores (one per key and query) or the running state (value_threads per query). Shared
+    // memory: a block's K and V rows, scores and weights, for the widest heads the runtime sends
+    // to cuda_fused (kCudaFusedMaxHeadDims, attngen/cuda_limits.h).
     static std::string limits_violated(int key_block, int query_group, int value_threads) {
         if (key_block < 1 || query_group < 1 || value_threads < 1) {
             return "key_block, query_group and value_threads must be positive";
@@ -75,7 +75,7 @@ struct CudaFusedParams {
             return "a thread block would have " + std::to_string(threads) + " threads (at most " +
                    std::to_string(kMaxThreads) + ")";
         }
-        const int shared = key_block * kMaxHeadDims + 2 * key_block * query_group;
+        const int shared = key_block * kCudaFusedMaxHeadDims + 2 * key_block * query_group;
         if (shared > kSharedFloats) {
             return "a block's K and V rows, scores and weights would take " +
                    std::to_string(4 * shared) + " bytes of shared memory (at most 48 KiB)";

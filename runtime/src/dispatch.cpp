@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "attngen/cuda_limits.h"
 #include "attngen/kernels.h"
 #include "cpu_targets.h"
 #include "cuda_device.h"
@@ -14,11 +15,6 @@ const char *const kScheduleOrder[] = {"cpu_fused", "cpu_tiled", "cpu_basic", "re
 const char *const kCudaScheduleOrder[] = {"cuda_fused", "cuda_tiled", nullptr};
 
 namespace {
-
-// cuda_fused keeps a key block's K and V rows (32 of each) in shared memory next to its 32 x 32
-// scores and weights: 4 * (32 * (d_k + d_v) + 2048) bytes must fit the 48 KiB a CUDA thread block
-// gets without opting in to more, so d_k + d_v <= 320 (head dims up to 160).
-constexpr int64_t kCudaFusedMaxHeadDims = 320;
 
 bool too_wide_for_cuda_fused(const KernelRequest &r) {
     return r.d_k + r.d_v > kCudaFusedMaxHeadDims;
