@@ -102,13 +102,19 @@ std::map<std::string, int> SearchSpace::canonical(std::map<std::string, int> val
     return values;
 }
 
-std::string SearchSpace::check(const std::map<std::string, int> &values, const Context &ctx) const {
+std::map<std::string, int> SearchSpace::with_defaults(
+    const std::map<std::string, int> &values) const {
     std::map<std::string, int> full = defaults();
+    for (const auto &[name, value] : values) full[name] = value;
+    return full;
+}
+
+std::string SearchSpace::check(const std::map<std::string, int> &values, const Context &ctx) const {
+    const std::map<std::string, int> known = defaults();
     for (const auto &[name, value] : values) {
-        if (full.count(name) == 0) return "unknown parameter '" + name + "'";
-        full[name] = value;
+        if (known.count(name) == 0) return "unknown parameter '" + name + "'";
     }
-    return constraint ? constraint(full, ctx) : "";
+    return constraint ? constraint(with_defaults(values), ctx) : "";
 }
 
 int vector_registers(const Halide::Target &target) {

@@ -84,6 +84,8 @@ struct SearchSpace {
 
     // The defaults of every parameter.
     std::map<std::string, int> defaults() const;
+    // The defaults with `values` written over them (a starting point, a tuned subset).
+    std::map<std::string, int> with_defaults(const std::map<std::string, int> &values) const;
     // values with the irrelevant parameters reset (see irrelevant_to_defaults).
     std::map<std::string, int> canonical(std::map<std::string, int> values) const;
     // Fills parameters missing from `values` with their defaults and checks the constraint.

@@ -115,8 +115,7 @@ TEST(CpuFusedSearchSpace, OffersEachPathWithItsDefaultsAsAStartingPoint) {
             schedules::find_schedule("cpu_fused")->attention_search_space(ctx);
         std::vector<std::string> paths;
         for (const auto &point : space.starting_points) {
-            std::map<std::string, int> values = space.defaults();
-            for (const auto &[name, value] : point) values[name] = value;
+            const std::map<std::string, int> values = space.with_defaults(point);
             SCOPED_TRACE(schedules::format_params(values));
             EXPECT_EQ(space.check(values, ctx), "");
             EXPECT_EQ(space.canonical(values), values);

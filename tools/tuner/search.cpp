@@ -304,9 +304,7 @@ class BucketSearch {
         std::vector<Candidate> samples;
         for (const auto &[name, space] : spaces_) {
             for (const auto &point : space.starting_points) {
-                Params values = space.defaults();
-                for (const auto &[param, value] : point) values[param] = value;
-                const Candidate c{name, space.canonical(values)};
+                const Candidate c{name, space.canonical(space.with_defaults(point))};
                 if (!time_left()) return;
                 if (scores_.count(c) || !valid(c)) continue;
                 score(c);
