@@ -260,7 +260,7 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // Scores of every head, in parallel chunks of keys. rfactor keeps one vector of partial
     // sums per key (lanes); four keys at a time give four independent FMA chains.
     Func dot = f.scores.dot;
-    dot.compute_root().vectorize(v.j, vec, kGuard);
+    dot.compute_root().parallel(v.h).vectorize(v.j, vec, kGuard);
     Halide::RVar d_outer("d_outer"), d_lane("d_lane");
     Func lanes = dot.update().split(f.scores.d, d_outer, d_lane, vec, kGuard).rfactor(d_lane, u);
     dot.update()
