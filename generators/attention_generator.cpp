@@ -1,9 +1,11 @@
 // The composed attention kernel: q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v],
 // key_lengths [B] -> out [B, H, Nq, d_v], lse [B, H, Nq] and, when output_probs is set,
 // probs [B, H, Nq, Nk].
+#include <optional>
+
 #include "Halide.h"
 #include "algorithm/attention.h"
-#include "algorithm/online_attention.h"
+#include "attention_formulation.h"
 #include "support.h"
 
 namespace attngen::generators {
@@ -52,28 +54,13 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         shape.heads = param_or(heads, q.dim(2).extent());
         shape.kv_heads = param_or(kv_heads, k.dim(2).extent());
         // A schedule of the online-softmax formulation gets that formulation (same results).
-        schedule_ = schedule_for(schedule_name, auto_schedule);
-        context_ = make_context(get_target(), max_queries, tuning, causal);
-        online_ = schedule_ != nullptr && schedule_->uses_online_softmax(context_);
-        Func result, row_lse, row_probs;
-        if (online_) {
-            const auto layout = schedule_->online_layout(context_);
-            online_funcs_ = algorithm::define_online_attention(
-                q, k, v, key_lengths, shape, scale, causal, layout.key_block, layout.query_group,
-                layout.key_splits);
-            result = online_funcs_.out;
-            row_lse = online_funcs_.lse;
-            row_probs = online_funcs_.probs;
-        } else {
-            funcs_ = algorithm::define_attention(q, k, v, key_lengths, shape, scale, causal);
-            result = funcs_.out;
-            row_lse = funcs_.lse;
-            row_probs = funcs_.probs;
-        }
-        out = result;
-        lse = row_lse;
+        formulation_.emplace(schedule_for(schedule_name, auto_schedule),
+                             make_context(get_target(), max_queries, tuning, causal), q, k, v,
+                             key_lengths, shape, scale, causal);
+        out = formulation_->out();
+        lse = formulation_->lse();
         if (probs != nullptr) {
-            *probs = row_probs;
+            *probs = formulation_->probs();
         }
         constrain_buffers();
 
@@ -89,14 +76,8 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         }
     }
 
-    void schedule() {
-        if (schedule_ == nullptr) return;  // An autoscheduler schedules the pipeline.
-        if (online_) {
-            schedule_->online_attention(online_funcs_, probs != nullptr, context_);
-        } else {
-            schedule_->attention(funcs_, probs != nullptr, context_);
-        }
-    }
+    // Without a schedule of ours (an autoscheduler's turn), nothing.
+    void schedule() { formulation_->schedule(probs != nullptr); }
 
   private:
     // Zero mins everywhere, and the extents of a specialized kernel, so that a call with other
@@ -124,11 +105,8 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         }
     }
 
-    const schedules::Schedule *schedule_ = nullptr;
-    schedules::Context context_;
-    bool online_ = false;
-    algorithm::AttentionFuncs funcs_;
-    algorithm::OnlineAttentionFuncs online_funcs_;
+    // Made in generate(), where the inputs and the target are known.
+    std::optional<schedules::AttentionFormulation> formulation_;
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "algorithm/attention.h"
-#include "algorithm/online_attention.h"
+#include "attention_formulation.h"
 #include "schedule.h"
 
 namespace attngen::tuner {
@@ -75,23 +75,9 @@ JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
         ctx.causal = bucket.causal;
         ctx.params = candidate.params;
     }
-    const bool online = schedule != nullptr && schedule->uses_online_softmax(ctx);
-    algorithm::AttentionFuncs composed;
-    algorithm::OnlineAttentionFuncs online_funcs;
-    Halide::Func out, lse;
-    if (online) {
-        const auto layout = schedule->online_layout(ctx);
-        online_funcs = algorithm::define_online_attention(q_, k_, v_, key_lengths_, shape, scale_,
-                                                          bucket.causal, layout.key_block,
-                                                          layout.query_group, layout.key_splits);
-        out = online_funcs.out;
-        lse = online_funcs.lse;
-    } else {
-        composed =
-            algorithm::define_attention(q_, k_, v_, key_lengths_, shape, scale_, bucket.causal);
-        out = composed.out;
-        lse = composed.lse;
-    }
+    schedules::AttentionFormulation formulation(schedule, ctx, q_, k_, v_, key_lengths_, shape,
+                                                scale_, bucket.causal);
+    Halide::Func out = formulation.out(), lse = formulation.lse();
     for (int d = 0; d < 4; d++) out.output_buffer().dim(d).set_min(0);
     for (int d = 0; d < 3; d++) lse.output_buffer().dim(d).set_min(0);
     if (bucket.d_v > 0) out.output_buffer().dim(0).set_extent(bucket.d_v);
@@ -111,10 +97,8 @@ JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
         lse.set_estimates({{0, nq}, {0, h}, {0, b}});
         load_autoscheduler(candidate.schedule);
         pipeline_.auto_schedule(candidate.schedule, target);
-    } else if (online) {
-        schedule->online_attention(online_funcs, false, ctx);
     } else {
-        schedule->attention(composed, false, ctx);
+        formulation.schedule(false);
     }
     pipeline_.compile_jit(target);
 }
