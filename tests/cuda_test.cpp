@@ -152,6 +152,7 @@ TEST(CudaDevice, DevicePointersGiveTheReferenceResultWithoutCopies) {
 TEST(CudaDevice, WideHeadsGoToCudaTiledAndCudaFusedRefusesThem) {
     if (Status s = cuda_status(); !s.ok()) GTEST_SKIP() << s.message();
     // d_k + d_v = 384: cuda_fused's K and V tiles would not fit 48 KiB of shared memory.
+    static_assert(192 + 192 > kCudaFusedMaxHeadDims);
     AttentionCase c;
     c.shape = {1, 2, 2, 9, 40, 192, 192};
     c.prepare(5);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attngen/attention.h"
+#include "attngen/cuda_limits.h"
 #include "attngen/kernels.h"
 #include "attngen/mha.h"
 #include "attngen/status.h"
