@@ -234,11 +234,10 @@ def targets(run):
         return ratio, (f"{FUSED} {fmt_ms(fused.time_ms)} ms vs {peer_name} "
                        f"{fmt_ms(peer.time_ms)} ms"), (fused, peer)
 
-    def what_it_would_take(shape, ratio, threshold):
+    def what_it_would_take(fused, ratio, threshold):
         """For a missed speed target: the FLOP rate it needs, as a fraction of the sgemm peak,
         next to the fraction cpu_fused reaches; above 1 the target asks for more than OpenBLAS's
         own GEMM does on this machine."""
-        fused = run.get(shape, FUSED, t)
         frac = fused.counter("peak_frac") if fused else None
         if ratio is None or ratio >= threshold or not frac:
             return ""
@@ -251,7 +250,7 @@ def targets(run):
         ratio, detail, results = fused_over_peer(shape)
         lines.append(f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
                      f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold, *results)}"
-                     f"{what_it_would_take(shape, ratio, threshold)}")
+                     f"{what_it_would_take(results[0], ratio, threshold)}")
 
     fused_c = run.get("c", FUSED, t)
     frac = fused_c.counter("peak_frac") if fused_c else None
