@@ -76,11 +76,12 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
 
     // A decode benchmark's bandwidth fraction is of the read bandwidth measured right here, in
     // every repetition, rather than of one measurement taken when the first benchmark started:
-    // the memory bandwidth that the other tenants of the host leave this machine moves by a
-    // third within minutes (the best of five passes read 39.6 GB/s at the start of the bench run
-    // of 2026-11-29 16:00, the peak benchmark's median in the same run 27.8 GB/s), and the CPU
-    // load counters cannot see it. Measured next to the timed loop, the reference and the
-    // benchmark share the machine's state. Three passes after a warm-up take about 40 ms.
+    // the memory bandwidth that the other tenants of the host leave this machine moves by half
+    // within minutes (bench run of 2026-11-29 16:00, two threads: in round 2 the best of five
+    // passes read 42.0 GB/s when the first benchmark started and the peak benchmark's median was
+    // 27.0 GB/s; in round 3, 21.5 and 41.3 GB/s), and the CPU load counters cannot see it.
+    // Measured next to the timed loop, the reference and the benchmark share the machine's
+    // state. The warm-up and three passes take about 35 ms (8 to 9 ms each at two threads).
     double bandwidth = 0.0;
     CpuUsage::Cores reference_cores;
     if (shape.is_decode()) {
