@@ -55,7 +55,7 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         shape.kv_heads = param_or(kv_heads, k.dim(2).extent());
         // A schedule of the online-softmax formulation gets that formulation (same results).
         formulation_.emplace(schedule_for(schedule_name, auto_schedule),
-                             make_context(get_target(), max_queries, tuning, causal), q, k, v,
+                             make_context(get_target(), max_queries, tuning, causal, d_v), q, k, v,
                              key_lengths, shape, scale, causal);
         out = formulation_->out();
         lse = formulation_->lse();

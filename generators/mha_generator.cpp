@@ -71,7 +71,7 @@ class MhaGenerator : public Generator<MhaGenerator> {
 
     void schedule() {
         if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->mha(funcs_, make_context(get_target(), 0, tuning, causal));
+            s->mha(funcs_, make_context(get_target(), 0, tuning, causal, d_v));
         }
     }
 

@@ -24,14 +24,16 @@ inline Halide::Expr param_or(int param, const Halide::Expr &runtime_value) {
     return param > 0 ? Halide::Expr(param) : runtime_value;
 }
 
-// The context a schedule sees: the target, the shape bucket (max_queries, 0 = any) and the
-// tuned parameter values ("name=value,...").
+// The context a schedule sees: the target, the shape bucket (max_queries, 0 = any; d_v, 0 = read
+// at run time) and the tuned parameter values ("name=value,...").
 inline schedules::Context make_context(const Halide::Target &target, int max_queries,
-                                       const std::string &tuning, bool causal = false) {
+                                       const std::string &tuning, bool causal = false,
+                                       int d_v = 0) {
     schedules::Context ctx;
     ctx.target = target;
     ctx.max_queries = max_queries;
     ctx.causal = causal;
+    ctx.d_v = d_v;
     ctx.params = schedules::parse_params(tuning);
     return ctx;
 }

@@ -27,7 +27,22 @@ struct FusedParams {
     // accumulators plus 2 query vectors and a broadcast fit the 32 registers with room for
     // the loads in flight; 8 spilled at block_q = 64 and ran 15% slower at block_q = 32.
     int key_tile = 6;
-    // Value features per register tile of P V: block_q x value_tile accumulators (16 zmm).
+    // How the block path tiles P V. 1: value_rows queries by value_vectors vectors of value
+    // features, vectorized across the features (the key-block path's tile, below): each key's
+    // value row is read as whole vectors and each weight is one broadcast, and output rows are
+    // stored as whole vectors. 0: block_q queries by value_tile features, vectorized across the
+    // queries, the only tile for causal kernels (its key loop sits inside the vectorized query
+    // loop, where the causal bounds trim it) and the default where the feature tiles do not
+    // divide d_v (it is then the default for non-causal kernels). Measured with AVX-512, 2
+    // threads: B1 H8 N2048 d64 43.7 ms with 1 and 44.7 ms with 0 (4 x 4 tiles; in another run
+    // 4 x 4 took 43.4 ms, 8 x 2 43.7 and 2 x 4 50.2), B1 H16 N4096 d64 348 and 352 ms, B1 H8
+    // N1024 d128 21.4 and 22.2 ms; but d80 13.9 and 13.7 ms, and with d_v read at run time (80)
+    // 17.6 and 13.7 ms: a partial tile of features costs more than it saves.
+    int features_tile = 0;
+    // Value features per register tile of P V with features_tile = 0: block_q x value_tile
+    // accumulators, 16 of 32 zmm registers. Targets with 16 vector registers get 4: 2 x 8
+    // accumulators spilled there (AVX2, B1 H8 N1024 d64: 22.8 ms with 8, 12.5 with 4; causal
+    // 17.9 and 14.0 ms).
     int value_tile = 8;
     // Whether the kernel takes the decode path (schedule_decode): the work organized around the
     // keys, which are split into chunks that threads share. Kernels for at most kDecodeQueries
@@ -53,8 +68,9 @@ struct FusedParams {
     // Runs of key blocks merged separately, then together (flash-decoding), in the key-block
     // path: more parallel tasks when a call has fewer query groups than threads.
     int key_splits = 1;
-    // The key-block path's P V register tile: value_rows queries by value_vectors vectors of
-    // value features, vectorized across the features. Each key's value row is then read as whole
+    // The P V register tile of the key-block path, and of the block path with features_tile = 1:
+    // value_rows queries by value_vectors vectors of value features, vectorized across the
+    // features. Each key's value row is then read as whole
     // vectors once per value_rows queries, and each weight is one broadcast; vectorized across
     // queries (the block path's tile) the value rows were read a few features at a time, once per
     // value_tile features, from a key block that had left the L1: B1 H8 Nq17 Nk30000 d64 ran
@@ -67,19 +83,22 @@ struct FusedParams {
     // Up to this many queries the decode path wins: the block path would fill at most a quarter
     // of the lanes of one block.
     static constexpr int kDecodeQueries = 8;
+    // Whether P V uses the value_rows x value_vectors tile (the key-block path always does).
+    bool feature_tiles() const { return key_block > 0 || features_tile != 0; }
     static int default_split_keys(const Context &ctx) {
         return ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries ? 1 : 0;
     }
 
     static std::vector<std::string> names() {
-        return {"query_vectors",     "key_tile",  "value_tile", "split_keys", "decode_key_chunk",
-                "decode_key_unroll", "key_block", "key_splits", "value_rows", "value_vectors"};
+        return {"query_vectors", "key_tile",         "features_tile",     "value_tile",
+                "split_keys",    "decode_key_chunk", "decode_key_unroll", "key_block",
+                "key_splits",    "value_rows",       "value_vectors"};
     }
     explicit FusedParams(const Context &ctx) {
         ctx.check_params(names());
         query_vectors = ctx.param("query_vectors", query_vectors);
         key_tile = ctx.param("key_tile", key_tile);
-        value_tile = ctx.param("value_tile", value_tile);
+        value_tile = ctx.param("value_tile", vector_registers(ctx.target) >= 32 ? 8 : 4);
         split_keys = ctx.param("split_keys", default_split_keys(ctx));
         decode_key_chunk = ctx.param("decode_key_chunk", decode_key_chunk);
         decode_key_unroll = ctx.param("decode_key_unroll", decode_key_unroll);
@@ -87,11 +106,19 @@ struct FusedParams {
         key_splits = ctx.param("key_splits", key_splits);
         value_rows = ctx.param("value_rows", value_rows);
         value_vectors = ctx.param("value_vectors", vector_registers(ctx.target) >= 32 ? 4 : 2);
-        if (key_block > 0 && (value_rows < 1 || value_vectors < 1 ||
-                              (query_vectors * ctx.vector_width()) % value_rows != 0)) {
+        const bool tiles_divide_dv =
+            ctx.d_v > 0 && ctx.d_v % (value_vectors * ctx.vector_width()) == 0;
+        features_tile = ctx.param("features_tile", !ctx.causal && tiles_divide_dv ? 1 : 0);
+        if (feature_tiles() && (value_rows < 1 || value_vectors < 1 ||
+                                (query_vectors * ctx.vector_width()) % value_rows != 0)) {
             schedule_error(
                 "cpu_fused: value_rows must divide the query_vectors x vector width queries of "
                 "a group, and value_vectors must be positive");
+        }
+        if (features_tile != 0 && ctx.causal) {
+            schedule_error(
+                "cpu_fused: features_tile=1 serves non-causal kernels only; causal kernels tile "
+                "P V across queries (features_tile=0)");
         }
         if (key_block > 0 && split_keys != 0) {
             schedule_error("cpu_fused: key_block and split_keys=1 select different paths");
@@ -141,31 +168,41 @@ void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const
     dot.update().reorder(v.i, v.j, d).vectorize(v.i, bq, kGuard).unroll(v.j, p.key_tile, kGuard);
 }
 
-// The block path: attention for blocks of block_q query rows, vectorized across the queries of
-// a block. Everything a block needs (its scores, weights and row statistics) is computed inside
-// the loop over blocks; no Nq x Nk buffer exists.
+// The block path: attention for blocks of block_q query rows. Everything a block needs (its
+// scores, weights and row statistics, vectorized across the block's queries) is computed inside
+// the loop over blocks; no Nq x Nk buffer exists. P V runs in register tiles of one of two
+// shapes (FusedParams::features_tile), one per tile of the output.
 void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
                      const FusedParams &p) {
     const auto &v = algorithm::dims();
-    const int bq = p.query_vectors * ctx.vector_width();
-    Var io("io"), ii("ii"), eo("eo"), ei("ei");
+    const int vec = ctx.vector_width();
+    const int bq = p.query_vectors * vec;
+    const bool feature_tiles = p.features_tile != 0;
+    // Value features per output tile.
+    const int tile_e = feature_tiles ? p.value_vectors * vec : p.value_tile;
+    Var io("io"), ii("ii"), eo("eo"), ei("ei"), iq("iq"), ir("ir"), eu("eu"), el("el");
 
     // Blocks of queries; blocks, heads and batch elements are all parallel loops, so that two
     // threads find work whether a call has many heads, many batch elements or one long
-    // sequence. When Nq and d_v divide the block and tile sizes
-    // (the common case), a specialization drops every tail check from the inner loops.
+    // sequence. When Nq and d_v divide the block and tile sizes (the common case), a
+    // specialization drops every tail check from the inner loops.
     Func out = f.out;
     auto block_loops = [&](Stage s, TailStrategy tail) {
-        s.split(v.i, io, ii, bq, tail)
-            .split(v.e, eo, ei, p.value_tile, tail)
-            .reorder(ii, ei, eo, io, v.h, v.b)
-            .vectorize(ii)
-            .unroll(ei)
-            .parallel(io)
-            .parallel(v.h)
-            .parallel(v.b);
+        s.split(v.i, io, ii, bq, tail).split(v.e, eo, ei, tile_e, tail);
+        if (feature_tiles) {
+            // Tiles of value_rows queries by tile_e features, stored as whole vectors of a row.
+            s.split(ii, iq, ir, p.value_rows, tail)
+                .split(ei, eu, el, vec, tail)
+                .reorder(el, eu, ir, eo, iq, io, v.h, v.b)
+                .vectorize(el)
+                .unroll(eu)
+                .unroll(ir);
+        } else {
+            s.reorder(ii, ei, eo, io, v.h, v.b).vectorize(ii).unroll(ei);
+        }
+        s.parallel(io).parallel(v.h).parallel(v.b);
     };
-    block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % p.value_tile == 0),
+    block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % tile_e == 0),
                 TailStrategy::RoundUp);
     block_loops(out, kGuard);
     // The log-sum-exp (and the probabilities) of a block come from the same row statistics,
@@ -192,8 +229,7 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // The block's queries transposed (query index fastest) for vector loads across queries.
     Func qt = f.scores.q.in(f.scores.dot);
     Var qd = qt.args()[0], qi = qt.args()[1];
-    qt.compute_at(out, io).reorder_storage(qi, qd).reorder(qi, qd).vectorize(qi, ctx.vector_width(),
-                                                                             kGuard);
+    qt.compute_at(out, io).reorder_storage(qi, qd).reorder(qi, qd).vectorize(qi, vec, kGuard);
 
     // The block's scores, query index fastest, computed in register tiles of
     // block_q x key_tile. With at least one tile of keys the last tile shifts inwards and
@@ -213,22 +249,45 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
                                                                                          kGuard);
     sm.row_sum.compute_at(out, io).vectorize(v.i, bq, kGuard);
     sm.row_sum.update(0).reorder(sm.sum_keys, v.i).vectorize(v.i, bq, kGuard);
-
-    // P V in register tiles of block_q x value_tile, one per output tile.
-    Func acc = f.weighted_sum.acc;
-    acc.compute_at(out, eo)
-        .reorder_storage(v.i, v.e)
-        .bound_storage(v.i, bq)
-        .bound_storage(v.e, p.value_tile)
-        .vectorize(v.i, bq, kGuard)
-        .unroll(v.e);
-    acc.update(0).reorder(v.e, f.weighted_sum.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
-
     // The causal band: at most kCausalGroup keys per block, masked per query.
     if (f.causal) {
         sm.row_max.update(1).reorder(v.i, sm.max_band).vectorize(v.i, bq, kGuard);
         sm.row_sum.update(1).reorder(v.i, sm.sum_band).vectorize(v.i, bq, kGuard);
-        acc.update(1).reorder(v.i, v.e, f.weighted_sum.band).vectorize(v.i, bq, kGuard).unroll(v.e);
+    }
+
+    // P V, one register tile per output tile.
+    Func acc = f.weighted_sum.acc;
+    if (feature_tiles) {
+        // Per key: value_vectors vector loads of its value row, value_rows broadcasts of weights.
+        acc.compute_at(out, eo)
+            .bound_storage(v.e, tile_e)
+            .bound_storage(v.i, p.value_rows)
+            .split(v.e, eu, el, vec, kGuard)
+            .reorder(el, eu, v.i)
+            .vectorize(el)
+            .unroll(eu)
+            .unroll(v.i);
+        acc.update(0)
+            .split(v.e, eu, el, vec, kGuard)
+            .reorder(el, eu, v.i, f.weighted_sum.keys)
+            .vectorize(el)
+            .unroll(eu)
+            .unroll(v.i);
+    } else {
+        // Per key: query_vectors vector loads of weights, value_tile broadcasts of values.
+        acc.compute_at(out, eo)
+            .reorder_storage(v.i, v.e)
+            .bound_storage(v.i, bq)
+            .bound_storage(v.e, p.value_tile)
+            .vectorize(v.i, bq, kGuard)
+            .unroll(v.e);
+        acc.update(0).reorder(v.e, f.weighted_sum.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
+        if (f.causal) {
+            acc.update(1)
+                .reorder(v.i, v.e, f.weighted_sum.band)
+                .vectorize(v.i, bq, kGuard)
+                .unroll(v.e);
+        }
     }
 }
 
@@ -465,6 +524,7 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
     const std::vector<TunableParam> value_tiles = {
         {"value_rows", {2, 4, 8}, d.value_rows},
         {"value_vectors", {1, 2, 3, 4, 5, 6}, d.value_vectors}};
+    const TunableParam features_tile{"features_tile", {0, 1}, d.features_tile};
     const TunableParam split_keys{"split_keys", {0, 1}, 0};
     SearchSpace space;
     if (d.split_keys != 0) {
@@ -474,11 +534,14 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
     }
     space.params = tiles;
     if (!ctx.causal) {
+        space.params.push_back(features_tile);
         space.params.push_back(key_block);
         space.params.push_back(key_splits);
         space.params.insert(space.params.end(), value_tiles.begin(), value_tiles.end());
         // The key-block path with its default tiles, at a block that fits the L2 with its scores
         // and weights (2048 keys: 2 x 256 KiB at block_q = 32) and at a quarter of it.
+        // The block path with the P V tile that the default does not use.
+        space.starting_points.push_back({{"features_tile", 1 - d.features_tile}});
         space.starting_points.push_back({{"key_block", 2048}});
         space.starting_points.push_back({{"key_block", 512}});
     }
@@ -501,10 +564,13 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         }
         const bool key_block_path =
             !decode_path && p.count("key_block") != 0 && p.at("key_block") != 0;
-        if (key_block_path) {
-            reset(tiles[2]);  // value_tile: the key-block path tiles P V by value_rows.
+        if (decode_path || key_block_path) reset(features_tile);
+        if (!key_block_path) reset(key_splits);
+        const bool row_tiles = key_block_path || (!decode_path && p.count("features_tile") != 0 &&
+                                                  p.at("features_tile") != 0);
+        if (row_tiles) {
+            reset(tiles[2]);  // value_tile: these paths tile P V by value_rows.
         } else {
-            reset(key_splits);
             for (const auto &param : value_tiles) reset(param);
         }
     };
@@ -516,9 +582,12 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         // a broadcast register.
         if (qv * p.at("key_tile") + qv + 1 > regs) return "Q K^T tile exceeds the registers";
         if (qv * p.at("value_tile") + qv + 1 > regs) return "P V tile exceeds the registers";
-        if (p.count("key_block") != 0 && p.at("key_block") != 0) {
+        const bool row_tiles = (p.count("key_block") != 0 && p.at("key_block") != 0) ||
+                               (p.count("features_tile") != 0 && p.at("features_tile") != 0);
+        if (row_tiles) {
             const int rows = p.at("value_rows"), vv = p.at("value_vectors");
-            if (rows * vv + vv + 1 > regs) return "key-block P V tile exceeds the registers";
+            if (rows * vv + vv + 1 > regs)
+                return "value_rows x value_vectors P V tile exceeds the registers";
             if ((qv * c.vector_width()) % rows != 0) {
                 return "value_rows must divide the group of queries";
             }

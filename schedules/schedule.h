@@ -34,6 +34,10 @@ struct Context {
     // Whether the kernel applies a causal mask (its search space may differ).
     bool causal = false;
 
+    // The value head dim d_v when the kernel is specialized to one; 0 when it is read from the
+    // buffers at run time. A schedule may choose tile shapes that divide it.
+    int d_v = 0;
+
     // Parameter values that override a schedule's defaults, by name (see each schedule's
     // params). Unknown names are an error, so that a typo in a tuning file cannot pass
     // silently.

@@ -100,6 +100,9 @@ INSTANTIATE_TEST_SUITE_P(
                  0, 96},
         PathCase{"key_block=2048,key_tile=3,value_vectors=5", 0, 80},
         PathCase{"key_block=1024,key_splits=2", 64, 64}, PathCase{"split_keys=1", 64, 0},
+        PathCase{"features_tile=1", 0, 0}, PathCase{"features_tile=0,value_tile=6", 0, 64},
+        PathCase{"features_tile=1,query_vectors=1,value_rows=2,value_vectors=3", 0, 0},
+        PathCase{"features_tile=1,query_vectors=3,value_rows=8,value_vectors=1", 0, 80},
         PathCase{"split_keys=1,decode_key_chunk=256,decode_key_unroll=4", 64, 0}),
     Name);
 
@@ -119,13 +122,46 @@ TEST(CpuFusedSearchSpace, OffersEachPathWithItsDefaultsAsAStartingPoint) {
             SCOPED_TRACE(schedules::format_params(values));
             EXPECT_EQ(space.check(values, ctx), "");
             EXPECT_EQ(space.canonical(values), values);
-            paths.push_back(point.count("key_block") != 0 ? "key_block" : "split_keys");
+            paths.push_back(point.count("key_block") != 0       ? "key_block"
+                            : point.count("features_tile") != 0 ? "features_tile"
+                                                                : "split_keys");
         }
-        // The key-block path serves non-causal kernels only.
+        // The key-block path and the choice of P V tile serve non-causal kernels only.
         const long key_block_points = std::count(paths.begin(), paths.end(), "key_block");
         EXPECT_EQ(key_block_points > 0, !causal);
+        EXPECT_EQ(std::count(paths.begin(), paths.end(), "features_tile"), causal ? 0 : 1);
         EXPECT_EQ(std::count(paths.begin(), paths.end(), "split_keys"), 1);
     }
+}
+
+// The block path's P V tile by default: across value features where whole tiles of features
+// divide d_v (measured faster there), across queries elsewhere, and never for causal kernels.
+// With 16 vector registers the across-queries tile is narrower, so that it stays in registers.
+TEST(CpuFusedSearchSpace, DefaultTilesFollowTheValueHeadDimAndTheRegisters) {
+    auto fallback = [](const schedules::SearchSpace &space, const std::string &name) {
+        for (const auto &param : space.params) {
+            if (param.name == name) return param.fallback;
+        }
+        return -1;  // Not a parameter of this space.
+    };
+    const schedules::Schedule *fused = schedules::find_schedule("cpu_fused");
+    schedules::Context ctx;
+    ctx.target = Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
+    for (const auto &[d_v, expected] :
+         std::vector<std::pair<int, int>>{{64, 1}, {128, 1}, {256, 1}, {80, 0}, {96, 0}, {0, 0}}) {
+        ctx.d_v = d_v;
+        EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), expected)
+            << "d_v " << d_v;
+    }
+    ctx.causal = true;
+    ctx.d_v = 64;
+    EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), -1);
+    EXPECT_EQ(fallback(fused->attention_search_space(ctx), "value_tile"), 8);
+    ctx.target = Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41");
+    EXPECT_EQ(fallback(fused->attention_search_space(ctx), "value_tile"), 4);
+    ctx.causal = false;
+    ctx.d_v = 80;  // Two 8-lane vectors of features divide 80.
+    EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), 1);
 }
 
 // The CUDA schedules' search spaces: every value of every parameter (one at a time, over the

@@ -73,6 +73,7 @@ JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
         ctx.target = target;
         ctx.max_queries = bucket.max_queries;
         ctx.causal = bucket.causal;
+        ctx.d_v = bucket.d_v;
         ctx.params = candidate.params;
     }
     schedules::AttentionFormulation formulation(schedule, ctx, q_, k_, v_, key_lengths_, shape,

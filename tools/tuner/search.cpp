@@ -84,6 +84,7 @@ schedules::Context context_for(const Bucket &bucket, const std::string &target) 
     ctx.target = Halide::Target(target);
     ctx.max_queries = bucket.max_queries;
     ctx.causal = bucket.causal;
+    ctx.d_v = bucket.d_v;
     return ctx;
 }
 
