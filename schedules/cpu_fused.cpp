@@ -42,7 +42,7 @@ struct FusedParams {
     // Value features per register tile of P V with features_tile = 0: block_q x value_tile
     // accumulators, 16 of 32 zmm registers. Targets with 16 vector registers get 4: 2 x 8
     // accumulators spilled there (AVX2, B1 H8 N1024 d64: 22.8 ms with 8, 12.5 with 4; causal
-    // 17.9 and 14.0 ms).
+    // 17.9 and 14.0 ms). The constructor sets the default for the target.
     int value_tile = 8;
     // Whether the kernel takes the decode path (schedule_decode): the work organized around the
     // keys, which are split into chunks that threads share. Kernels for at most kDecodeQueries
@@ -70,13 +70,13 @@ struct FusedParams {
     int key_splits = 1;
     // The P V register tile of the key-block path, and of the block path with features_tile = 1:
     // value_rows queries by value_vectors vectors of value features, vectorized across the
-    // features. Each key's value row is then read as whole
-    // vectors once per value_rows queries, and each weight is one broadcast; vectorized across
-    // queries (the block path's tile) the value rows were read a few features at a time, once per
-    // value_tile features, from a key block that had left the L1: B1 H8 Nq17 Nk30000 d64 ran
-    // 15.0 ms that way and 12.3 ms this way. 4 x 4 AVX-512 vectors (16 accumulators, 4 value
-    // vectors and a broadcast) ran 15% faster than 4 x 2, 2 x 4 or 8 x 2; targets with 16 vector
-    // registers get 4 x 2. value_rows must divide the group of block_q queries.
+    // features. Each key's value row is then read as whole vectors once per value_rows queries,
+    // and each weight is one broadcast; vectorized across queries (the block path's other tile)
+    // the value rows were read a few features at a time, once per value_tile features, from a
+    // key block that had left the L1: B1 H8 Nq17 Nk30000 d64 ran 15.0 ms that way and 12.3 ms
+    // this way. 4 x 4 AVX-512 vectors (16 accumulators, 4 value vectors and a broadcast) ran 15%
+    // faster than 4 x 2, 2 x 4 or 8 x 2; targets with 16 vector registers get 4 x 2 (the
+    // constructor sets it). value_rows must divide the group of block_q queries.
     int value_rows = 4;
     int value_vectors = 4;
 
