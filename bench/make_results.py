@@ -451,8 +451,9 @@ def write_markdown(run, path, tuning=None):
                "measured in every repetition right before its timed loop, because the bandwidth "
                "the host's other tenants leave this machine moves within minutes while the load "
                "counters cannot see it; a repetition is disturbed when other processes ran during "
-               "either measurement. The peak lines below are the medians of the peak benchmarks "
-               "themselves.")
+               "either measurement. It can exceed 1: the reference is one plain pass (a sum) over "
+               "its array, a measured yardstick rather than a ceiling that no kernel can pass. "
+               "The peak lines below are the medians of the peak benchmarks themselves.")
     out.append("")
     if ctx.get("library_build_type") == "debug":
         out.append("Google Benchmark reports its own library as a debug build (Debian's "
