@@ -5,8 +5,9 @@
 
 namespace attngen::algorithm {
 
-// e^x for float32 that vectorizes on every target and is accurate to about 1.5 ulp over the
-// range where the result is a normal float.
+// e^x for float32 that vectorizes on every target and is accurate to about 1.2 ulp over the
+// range where the result is a normal float (1.17 ulp at worst over 2^22 points of [-87, 0] and
+// as many of [0, 88], against double-precision exp).
 //
 // Halide's exp() is vectorized too but about 6 ulp, and fast_exp() about 27 ulp and undefined on
 // underflow. Softmax weights feed every output, so we pay a few instructions more for the
