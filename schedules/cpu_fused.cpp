@@ -32,8 +32,8 @@ struct FusedParams {
     // value row is read as whole vectors and each weight is one broadcast, and output rows are
     // stored as whole vectors. 0: block_q queries by value_tile features, vectorized across the
     // queries, the only tile for causal kernels (its key loop sits inside the vectorized query
-    // loop, where the causal bounds trim it) and the default where the feature tiles do not
-    // divide d_v (it is then the default for non-causal kernels). Measured with AVX-512, 2
+    // loop, where the causal bounds trim it) and the default where whole feature tiles do not
+    // divide a specialized d_v; 1 is the default for the other non-causal kernels. AVX-512, 2
     // threads: B1 H8 N2048 d64 43.7 ms with 1 and 44.7 ms with 0 (4 x 4 tiles; in another run
     // 4 x 4 took 43.4 ms, 8 x 2 43.7 and 2 x 4 50.2), B1 H16 N4096 d64 348 and 352 ms, B1 H8
     // N1024 d128 21.4 and 22.2 ms; but d80 13.9 and 13.7 ms, and with d_v read at run time (80)
@@ -142,6 +142,35 @@ struct FusedParams {
         }
     }
 };
+
+// Whether parameters (as in a tuning database, possibly partial) select the value_rows x
+// value_vectors P V tile: the key-block path always uses it, the block path with features_tile.
+bool uses_feature_tiles(const std::map<std::string, int> &p) {
+    auto nonzero = [&](const char *name) { return p.count(name) != 0 && p.at(name) != 0; };
+    return nonzero("key_block") || nonzero("features_tile");
+}
+
+// The P V register tile of value_rows queries by value_vectors vectors of value features of acc
+// (the weighted values, features first), vectorized across the features: per key, value_vectors
+// vector loads of its value row and value_rows broadcasts of weights. The caller places acc and
+// bounds its query rows.
+void schedule_feature_tile(Func acc, const Halide::RVar &keys, const FusedParams &p, int vec) {
+    const auto &v = algorithm::dims();
+    const Var e = acc.args()[0];
+    Var eu("eu"), el("el");
+    acc.bound_storage(e, p.value_vectors * vec)
+        .split(e, eu, el, vec, kGuard)
+        .reorder(el, eu, v.i)
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(v.i);
+    acc.update()
+        .split(e, eu, el, vec, kGuard)
+        .reorder(el, eu, v.i, keys)
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(v.i);
+}
 
 // The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
 // tiles of bq x key_tile, query index fastest. With at least one tile of keys the last tile
@@ -258,21 +287,8 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // P V, one register tile per output tile.
     Func acc = f.weighted_sum.acc;
     if (feature_tiles) {
-        // Per key: value_vectors vector loads of its value row, value_rows broadcasts of weights.
-        acc.compute_at(out, eo)
-            .bound_storage(v.e, tile_e)
-            .bound_storage(v.i, p.value_rows)
-            .split(v.e, eu, el, vec, kGuard)
-            .reorder(el, eu, v.i)
-            .vectorize(el)
-            .unroll(eu)
-            .unroll(v.i);
-        acc.update(0)
-            .split(v.e, eu, el, vec, kGuard)
-            .reorder(el, eu, v.i, f.weighted_sum.keys)
-            .vectorize(el)
-            .unroll(eu)
-            .unroll(v.i);
+        acc.compute_at(out, eo).bound_storage(v.i, p.value_rows);
+        schedule_feature_tile(acc, f.weighted_sum.keys, p, vec);
     } else {
         // Per key: query_vectors vector loads of weights, value_tile broadcasts of values.
         acc.compute_at(out, eo)
@@ -475,22 +491,8 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 
     // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
     // per tile of the merge.
-    const Var be = f.block_acc.args()[0];
-    Var beu("beu"), bel("bel");
-    f.block_acc.compute_at(walk, eo)
-        .bound_extent(v.i, p.value_rows)
-        .bound_storage(be, p.value_vectors * vec)
-        .split(be, beu, bel, vec, kGuard)
-        .reorder(bel, beu, v.i)
-        .vectorize(bel)
-        .unroll(beu)
-        .unroll(v.i);
-    f.block_acc.update()
-        .split(be, beu, bel, vec, kGuard)
-        .reorder(bel, beu, v.i, f.block_keys_acc)
-        .vectorize(bel)
-        .unroll(beu)
-        .unroll(v.i);
+    f.block_acc.compute_at(walk, eo).bound_extent(v.i, p.value_rows);
+    schedule_feature_tile(f.block_acc, f.block_keys_acc, p, vec);
 
     if (with_probs) schedule_online_probs(f, ctx);
 }
@@ -538,10 +540,10 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         space.params.push_back(key_block);
         space.params.push_back(key_splits);
         space.params.insert(space.params.end(), value_tiles.begin(), value_tiles.end());
-        // The key-block path with its default tiles, at a block that fits the L2 with its scores
-        // and weights (2048 keys: 2 x 256 KiB at block_q = 32) and at a quarter of it.
         // The block path with the P V tile that the default does not use.
         space.starting_points.push_back({{"features_tile", 1 - d.features_tile}});
+        // The key-block path with its default tiles, at a block that fits the L2 with its scores
+        // and weights (2048 keys: 2 x 256 KiB at block_q = 32) and at a quarter of it.
         space.starting_points.push_back({{"key_block", 2048}});
         space.starting_points.push_back({{"key_block", 512}});
     }
@@ -566,9 +568,7 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
             !decode_path && p.count("key_block") != 0 && p.at("key_block") != 0;
         if (decode_path || key_block_path) reset(features_tile);
         if (!key_block_path) reset(key_splits);
-        const bool row_tiles = key_block_path || (!decode_path && p.count("features_tile") != 0 &&
-                                                  p.at("features_tile") != 0);
-        if (row_tiles) {
+        if (!decode_path && uses_feature_tiles(p)) {
             reset(tiles[2]);  // value_tile: these paths tile P V by value_rows.
         } else {
             for (const auto &param : value_tiles) reset(param);
@@ -582,9 +582,7 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         // a broadcast register.
         if (qv * p.at("key_tile") + qv + 1 > regs) return "Q K^T tile exceeds the registers";
         if (qv * p.at("value_tile") + qv + 1 > regs) return "P V tile exceeds the registers";
-        const bool row_tiles = (p.count("key_block") != 0 && p.at("key_block") != 0) ||
-                               (p.count("features_tile") != 0 && p.at("features_tile") != 0);
-        if (row_tiles) {
+        if (uses_feature_tiles(p)) {
             const int rows = p.at("value_rows"), vv = p.at("value_vectors");
             if (rows * vv + vv + 1 > regs)
                 return "value_rows x value_vectors P V tile exceeds the registers";
