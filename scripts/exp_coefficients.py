@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Fits the polynomial that exp_f32 (generators/algorithm/numerics.cpp) uses for e^r.
+"""Fits the polynomial that exp2_nonpositive (generators/algorithm/numerics.cpp) uses for 2^r.
 
-e^r ~ 1 + c1 r + ... + c6 r^6 on [-ln2/2, ln2/2], with the constant term fixed at 1 so that
-e^0 is exactly 1, and the other coefficients chosen to minimize the largest relative error
-(Lawson's iteratively reweighted least squares on Chebyshev points, a near-minimax fit).
-Prints the largest relative error in double precision and the coefficients rounded to float32.
+2^r ~ 1 + c1 r + ... + c5 r^5 on [-1/2, 1/2], with the constant term fixed at 1 so that 2^0 is
+exactly 1, and the other coefficients chosen to minimize the largest relative error (Lawson's
+iteratively reweighted least squares on Chebyshev points, a near-minimax fit). Prints the
+largest relative error in double precision and the coefficients rounded to float32.
+`--degree 6` gives the more accurate and slower fit that numerics.cpp compares against.
 Plain Python: no packages needed.
 """
+import argparse
 import math
 import struct
 
-DEGREE = 6
 POINTS = 2001
 ITERATIONS = 60
 
@@ -31,19 +32,22 @@ def solve(matrix, rhs):
 
 
 def main():
-    half = math.log(2) / 2
-    xs = [math.cos(math.pi * i / (POINTS - 1)) * half for i in range(POINTS)]
-    fs = [math.exp(x) for x in xs]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--degree", type=int, default=5)
+    degree = parser.parse_args().degree
+    # r = x - round(x) lies within half a step of the rounding.
+    xs = [math.cos(math.pi * i / (POINTS - 1)) * 0.5 for i in range(POINTS)]
+    fs = [2.0**x for x in xs]
     weights = [1.0 / POINTS] * POINTS
     for _ in range(ITERATIONS):
-        ata = [[0.0] * DEGREE for _ in range(DEGREE)]
-        atb = [0.0] * DEGREE
+        ata = [[0.0] * degree for _ in range(degree)]
+        atb = [0.0] * degree
         for x, f, w in zip(xs, fs, weights):
             scale = w / (f * f)
-            row = [x**k for k in range(1, DEGREE + 1)]
-            for i in range(DEGREE):
+            row = [x**k for k in range(1, degree + 1)]
+            for i in range(degree):
                 atb[i] += scale * row[i] * (f - 1)
-                for j in range(DEGREE):
+                for j in range(degree):
                     ata[i][j] += scale * row[i] * row[j]
         coeffs = solve(ata, atb)
         errors = [(1 + sum(c * x**k for k, c in enumerate(coeffs, 1)) - f) / f

@@ -2,6 +2,7 @@
 
 #include "dims.h"
 #include "mask.h"
+#include "numerics.h"
 
 namespace attngen::algorithm {
 
@@ -30,8 +31,10 @@ AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v,
     f.mask = define_key_mask(key_lengths, shape.nq, shape.nk, causal);
     f.k_for_head = for_query_heads(k, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
-    f.scores = define_scores(q, f.k_for_head, shape.d_k, scale, f.mask.end);
-    f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask);
+    // The scores are kept in base 2 (softmax.h): log2(e) joins the scale, so no score is
+    // multiplied twice.
+    f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask.end);
+    f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask, 1.0f);
     f.weighted_sum =
         define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum);
     f.out = f.weighted_sum.out;

@@ -6,39 +6,48 @@ namespace attngen::algorithm {
 
 using Halide::Expr;
 
-Expr exp_f32(Expr x) {
+Expr exp2_nonpositive(Expr x) {
+    // The argument is computed strictly, so that LLVM cannot assume it is not NaN (below).
+    x = Halide::strict_float(x);
     const Expr input = x;
-    x = Halide::clamp(x, -87.0f, 88.0f);
-    // k = round(x / ln 2) by the shifter 1.5 * 2^23 + 127: adding it leaves k + 127 in the low
-    // mantissa bits of the sum (rounded to nearest by the addition itself), where one shift
-    // turns them into the exponent bits of 2^k and one subtraction into k. That is four
-    // instructions where round(), a conversion, an add and a shift took eight on AVX-512 (Halide
-    // 14 rounds a 16-lane vector as two 8-lane halves). k + 127 stays in [1, 254] on the clamped
-    // range, so 2^k is a normal float.
-    const Expr shifted = x * 1.44269504088896341f + 12583039.0f;
-    const Expr shifted_bits = Halide::reinterpret<uint32_t>(shifted);
-    const Expr k = Halide::cast<float>(
-        Halide::reinterpret<int32_t>(shifted_bits - Halide::Expr(uint32_t{0x4B40007F})));
-    // ln 2 split into a part with few mantissa bits (so that k * ln2_hi is exact for |k| < 2^9)
-    // and the remainder.
-    Expr r = x - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    // e^r on [-ln2/2, ln2/2] by a degree-6 polynomial in Horner form (six multiply-adds), fitted
-    // to the relative error (about 2e-9 before rounding; scripts/exp_coefficients.py). The
-    // constant term is exactly 1, so e^0 is exactly 1.
-    Expr p = 1.3843652559e-03f;
-    p = p * r + 8.3741564304e-03f;
-    p = p * r + 4.1668001562e-02f;
-    p = p * r + 1.6666431725e-01f;
-    p = p * r + 4.9999994040e-01f;
+    // Below -126 the result would leave the normal floats. There is no clamp above: x <= 0
+    // here, and the result stays accurate up to x = 127.
+    x = Halide::max(x, -126.0f);
+    // k = round(x) by a shifter: adding 1.5 * 2^23 + 127 leaves k + 127 in the low mantissa
+    // bits of the sum (rounded to nearest by the addition itself), where one shift turns them
+    // into the exponent bits of 2^k; subtracting the shifter again gives k as a float. Both
+    // operations are strict: Halide treats float addition as associative and would fold
+    // (x + s) - s back to x. r = x - k is then exact (x and k are within a factor of two of
+    // each other, or k is 0), so base 2 needs no Cody-Waite reduction: no multiply by 1/ln 2 and
+    // no two-part ln 2, as e^x would.
+    const Expr shifter = 12583039.0f;
+    const Expr shifted = Halide::strict_float(x + shifter);
+    const Expr k = Halide::strict_float(shifted - shifter);
+    const Expr r = x - k;
+    // 2^r on [-1/2, 1/2] by a degree-5 polynomial in Horner form, fitted to the relative error
+    // (9e-8 before rounding; scripts/exp_coefficients.py). The constant term is exactly 1, so
+    // 2^0 is exactly 1. Degree 6 (2e-9) measured 1.2 ulp at worst instead of 2.2, and one
+    // multiply-add per weight more: 0.8% of B1 H8 N2048 d64.
+    Expr p = 1.3264724985e-03f;
+    p = p * r + 9.6715139225e-03f;
+    p = p * r + 5.5507335812e-02f;
+    p = p * r + 2.4022242427e-01f;
+    p = p * r + 6.9314700365e-01f;
     p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    const Expr two_to_k = Halide::reinterpret<float>(shifted_bits << Halide::Expr(uint32_t{23}));
-    // The clamp turns NaN into a finite bound (min and max pick their non-NaN operand), which
-    // would give a NaN score a finite weight of about e^88 and let the row's output look valid.
-    // A NaN argument yields NaN instead, so that a NaN (or +inf, as inf - inf) among a row's
-    // allowed scores makes the row NaN, as in PyTorch.
-    return keep_nan(input, p * two_to_k);
+    const Expr two_to_k = Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(shifted)
+                                                     << Halide::Expr(uint32_t{23}));
+    // The clamp turns NaN into a finite bound, which would give a NaN score a finite weight and
+    // let its row's output look valid. A NaN argument yields NaN instead, so that a NaN among a
+    // row's allowed scores (or +inf, as inf - inf) makes the row NaN, as in PyTorch. is_nan is
+    // evaluated strictly (one compare on AVX-512), and the choice is made on the bits: a float
+    // select carries LLVM's no-NaNs flag, under which select(is_nan(x), x, y) may fold to y.
+    return Halide::reinterpret<float>(Halide::select(Halide::is_nan(input),
+                                                     Halide::reinterpret<uint32_t>(input),
+                                                     Halide::reinterpret<uint32_t>(p * two_to_k)));
+}
+
+Expr base_two_scale(Expr scale) {
+    return Halide::strict_float(scale * kLog2e);
 }
 
 Expr keep_nan(Expr x, Expr value) {

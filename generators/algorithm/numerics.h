@@ -5,26 +5,34 @@
 
 namespace attngen::algorithm {
 
-// e^x for float32 that vectorizes on every target and is accurate to about 1.2 ulp over the
-// range where the result is a normal float (1.17 ulp at worst over 2^22 points of [-87, 0] and
-// as many of [0, 88], against double-precision exp).
-//
-// Halide's exp() is vectorized too but about 6 ulp, and fast_exp() about 27 ulp and undefined on
-// underflow. Softmax weights feed every output, so we pay a few instructions more for the
-// accurate form: a Cody-Waite reduction x = k ln2 + r with |r| <= ln2/2, a degree-6 polynomial
-// for e^r, and 2^k built directly in the exponent bits. About 20 vector instructions per vector
-// of results on AVX-512, NaN guard included.
-//
-// Inputs are clamped to [-87, 88] so that 2^k stays a normal float: below -87 the true value is
-// under 1.7e-38, which is negligible next to the row maximum's weight of 1. Softmax never calls
-// this with positive arguments above 0 (scores are shifted by the row maximum). A NaN argument
-// gives NaN (the clamp alone would make it a finite bound), so e^(-inf) is about 1.6e-38, e^NaN
-// is NaN and e^(+inf) is e^88.
-Halide::Expr exp_f32(Halide::Expr x);
+// log2(e) and ln(2) rounded to float32: the factors between natural and base-2 exponents.
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2 = 0.693147180559945309f;
 
-// value, or x itself when x is NaN. Halide's log() (like the clamp in exp_f32) maps a NaN
-// argument to a finite number, so a stage that must pass a NaN on says so with this. The test is
-// made on the bits: Halide compiles float code with LLVM's no-NaNs flag, under which a float
+// 2^x for float32 arguments x <= 0, the exponentials of softmax (scores minus their maximum are
+// never positive; softmax.h works in base 2). Vectorizes on every target; accurate to 2.2 ulp
+// at worst where the result is a normal float (2^22 points of [-125, 0] against double exp2;
+// mean 0.67 ulp). About 16 vector instructions per vector of results on AVX-512, NaN guard
+// included.
+//
+// Halide's exp() is vectorized too but about 6 ulp (and natural), and fast_exp() about 27 ulp
+// and undefined on underflow. Base 2 makes the reduction exact: x = k + r with k = round(x),
+// then a degree-5 polynomial for 2^r and 2^k built in the exponent bits.
+//
+// Arguments are clamped below at -126, so that 2^k stays a normal float: 2^(-inf) is 2^-126
+// (about 1.2e-38), negligible next to the row maximum's weight of 1. Positive arguments are
+// outside the contract: up to 127 the result is still as accurate (a rounding error above 0
+// does no harm), beyond that undefined. A NaN argument gives NaN.
+Halide::Expr exp2_nonpositive(Halide::Expr x);
+
+// scale log2(e), the factor that turns dot products into base-2 scores. Computed once, as a
+// strict product: Halide's simplifier would otherwise rewrite dot * (scale * c) as
+// (dot * scale) * c, two multiplies per score.
+Halide::Expr base_two_scale(Halide::Expr scale);
+
+// value, or x itself when x is NaN. Halide's log() (like the clamp in exp2_nonpositive) maps a
+// NaN argument to a finite number, so a stage that must pass a NaN on says so with this. The test
+// is made on the bits: Halide compiles float code with LLVM's no-NaNs flag, under which a float
 // comparison with NaN may be folded away.
 Halide::Expr keep_nan(Halide::Expr x, Halide::Expr value);
 

@@ -36,7 +36,9 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // (vector lanes past Nq included) without reading outside q; those rows are never output.
     Func q_rows("q_rows");
     q_rows(x.d, x.i, x.h, x.b) = q(x.d, Halide::min(x.i, shape.nq - 1), x.h, x.b);
-    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale, f.mask.end);
+    // Scores in base 2, as in the block algorithm (softmax.h): every exponential is exp2.
+    const Expr scale_base_two = base_two_scale(scale);
+    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale_base_two, f.mask.end);
     const Func &s = f.scores.scores;
     const Expr end = f.mask.end(x.i, x.b);
 
@@ -58,7 +60,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
 
     f.block_weights = Func("block_weights");
     f.block_weights(x.j, x.i, x.h, x.b) =
-        exp_f32(s(x.j, x.i, x.h, x.b) - f.block_max(x.j / T, x.i, x.h, x.b));
+        exp2_nonpositive(s(x.j, x.i, x.h, x.b) - f.block_max(x.j / T, x.i, x.h, x.b));
 
     f.block_keys_sum = block_rdom("block_keys_sum");
     f.block_sum = Func("block_sum");
@@ -91,7 +93,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     auto merge = [&](const Tuple &state, const Expr &bm, const Expr &bl, const Expr &bacc) {
         const Expr m = state[0], l = state[1], acc = state[2];
         const Expr m_new = Halide::max(m, bm);
-        const Expr alpha = exp_f32(m - m_new), beta = exp_f32(bm - m_new);
+        const Expr alpha = exp2_nonpositive(m - m_new), beta = exp2_nonpositive(bm - m_new);
         return Tuple(m_new, l * alpha + bl * beta, acc * alpha + bacc * beta);
     };
     const Tuple empty(lowest, 0.0f, 0.0f);
@@ -130,18 +132,22 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.out = Func("out");
     f.out(x.e, x.i, x.h, x.b) =
         Halide::select(empty_row, 0.0f, f.running(x.e, x.i, x.h, x.b)[2] / l);
-    // Every value feature carries the same m and l; the first one's serve the row. A NaN sum (a
-    // NaN or +inf among the allowed scores) gives a NaN lse, which Halide's log would not.
+    // Every value feature carries the same m and l; the first one's serve the row. m is a power
+    // of two: lse = m ln 2 + ln l. A NaN sum (a NaN or +inf among the allowed scores) gives a NaN
+    // lse, which Halide's log would not.
     const Expr m0 = f.running(0, x.i, x.h, x.b)[0], l0 = f.running(0, x.i, x.h, x.b)[1];
     f.lse = Func("lse");
     f.lse(x.i, x.h, x.b) = Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
-                                          keep_nan(l0, m0 + Halide::log(l0)));
+                                          keep_nan(l0, m0 * kLn2 + Halide::log(l0)));
     // The probabilities recompute the scores: the merge's scores live only inside a key block.
-    f.probs_scores =
-        define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k, scale, f.mask.end);
+    // p = 2^(y - lse log2(e)); the exponent is at most a rounding error above 0.
+    f.probs_scores = define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k,
+                                   scale_base_two, f.mask.end);
     f.probs = Func("probs");
     f.probs(x.j, x.i, x.h, x.b) = Halide::select(
-        x.j < end, exp_f32(f.probs_scores.scores(x.j, x.i, x.h, x.b) - f.lse(x.i, x.h, x.b)), 0.0f);
+        x.j < end,
+        exp2_nonpositive(f.probs_scores.scores(x.j, x.i, x.h, x.b) - f.lse(x.i, x.h, x.b) * kLog2e),
+        0.0f);
     return f;
 }
 
