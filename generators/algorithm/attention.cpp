@@ -32,8 +32,9 @@ AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v,
     f.k_for_head = for_query_heads(k, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
     // The scores are kept in base 2 (softmax.h): log2(e) joins the scale, so no score is
-    // multiplied twice.
-    f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask.end);
+    // multiplied twice. They are left unmasked (scores.h): the softmax visits allowed keys only.
+    f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask.end,
+                             /*masked=*/false);
     f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask, 1.0f);
     f.weighted_sum =
         define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum);

@@ -25,8 +25,9 @@
 
 namespace attngen::algorithm {
 
-// Queries per causal group. 64 is a multiple of every query block the schedules use (at most
-// four AVX-512 vectors), and small next to typical key counts, so the band costs a few percent.
+// Queries per causal group. 32 is a multiple of the default query block on every target (two
+// AVX-512 vectors; the tuner tries only causal blocks that divide it), and small next to typical
+// key counts, so the band costs a few percent.
 constexpr int kCausalGroup = 32;
 
 struct KeyMask {

@@ -38,7 +38,10 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     q_rows(x.d, x.i, x.h, x.b) = q(x.d, Halide::min(x.i, shape.nq - 1), x.h, x.b);
     // Scores in base 2, as in the block algorithm (softmax.h): every exponential is exp2.
     const Expr scale_base_two = base_two_scale(scale);
-    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale_base_two, f.mask.end);
+    // Unmasked (scores.h): every reduction below visits allowed keys only, and the probabilities
+    // select their own zeros.
+    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale_base_two, f.mask.end,
+                             /*masked=*/false);
     const Func &s = f.scores.scores;
     const Expr end = f.mask.end(x.i, x.b);
 
@@ -142,7 +145,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // The probabilities recompute the scores: the merge's scores live only inside a key block.
     // p = 2^(y - lse log2(e)); the exponent is at most a rounding error above 0.
     f.probs_scores = define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k,
-                                   scale_base_two, f.mask.end);
+                                   scale_base_two, f.mask.end, /*masked=*/false);
     f.probs = Func("probs");
     f.probs(x.j, x.i, x.h, x.b) = Halide::select(
         x.j < end,

@@ -10,7 +10,7 @@ using Halide::Func;
 using Halide::RDom;
 
 ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const Expr &scale,
-                          const Func &key_end) {
+                          const Func &key_end, bool masked) {
     const Dims &v = dims();
     ScoresFuncs f;
     f.q = q;
@@ -20,8 +20,9 @@ ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const E
     f.dot(v.j, v.i, v.h, v.b) = 0.0f;
     f.dot(v.j, v.i, v.h, v.b) += q(f.d, v.i, v.h, v.b) * k(f.d, v.j, v.h, v.b);
     f.scores = Func("scores");
+    const Expr scaled = f.dot(v.j, v.i, v.h, v.b) * scale;
     f.scores(v.j, v.i, v.h, v.b) =
-        Halide::select(v.j < key_end(v.i, v.b), f.dot(v.j, v.i, v.h, v.b) * scale, masked_score());
+        masked ? Halide::select(v.j < key_end(v.i, v.b), scaled, masked_score()) : scaled;
     return f;
 }
 

@@ -13,11 +13,16 @@ struct ScoresFuncs {
     Halide::Func q;       // q(d, i, h, b).
     Halide::Func k;       // k(d, j, h, b), already mapped to the query head.
     Halide::Func dot;     // dot(j, i, h, b) = sum_d q(d, i, h, b) k(d, j, h, b), unscaled.
-    Halide::Func scores;  // scores(j, i, h, b) = dot * scale, or -inf where masked.
+    Halide::Func scores;  // scores(j, i, h, b) = dot * scale, or -inf where masked (if masked).
     Halide::RDom d;       // The reduction over the head dimension d_k.
 };
 
+// With masked = false the scores of masked keys are left as they are: for consumers that visit
+// only the keys a row may see, as the softmax does (mask.h). There the select would be work
+// per score for nothing, and it keeps the scale and the softmax's subtraction of the row
+// maximum from compiling to one multiply-add.
 ScoresFuncs define_scores(const Halide::Func &q, const Halide::Func &k, const Halide::Expr &d_k,
-                          const Halide::Expr &scale, const Halide::Func &key_end);
+                          const Halide::Expr &scale, const Halide::Func &key_end,
+                          bool masked = true);
 
 }  // namespace attngen::algorithm
