@@ -19,8 +19,8 @@ struct ScoresFuncs {
 
 // With masked = false the scores of masked keys are left as they are: for consumers that visit
 // only the keys a row may see, as the softmax does (mask.h). There the select would be work
-// per score for nothing, and it keeps the scale and the softmax's subtraction of the row
-// maximum from compiling to one multiply-add.
+// per score for nothing, and it split cpu_fused's weights loop around a branch on the key
+// bound.
 ScoresFuncs define_scores(const Halide::Func &q, const Halide::Func &k, const Halide::Expr &d_k,
                           const Halide::Expr &scale, const Halide::Func &key_end,
                           bool masked = true);
