@@ -126,6 +126,7 @@ class BucketSearch {
                                  schedules::find_schedule(hand_schedule)
                                      ->attention_search_space(context_for(built, options_.target))
                                      .defaults()};
+            hand_.emplace_back(built, hand);
             const Measurement m = evaluate(shapes_[s], hand, built);
             default_ms_[s] = m.ok() ? m.median_ms : 0;
         }
@@ -146,6 +147,7 @@ class BucketSearch {
         } else {
             random_then_local();
         }
+        remeasure_defaults();
 
         // The winner is the fastest candidate other than the default (the default measured
         // again would only show the spread between two measurements of one configuration), and
@@ -205,6 +207,36 @@ class BucketSearch {
                             : std::string(Measurement::outcome_name(m.outcome)) + " (" +
                                   m.detail.substr(0, 120) + ")"));
         return m;
+    }
+
+    // Measures each shape's hand default a second time, minutes after the first (and past the
+    // cache, which may hold a measurement from an earlier run), keeps the faster of the two and
+    // scores every candidate again against it. Every speedup of the bucket is a ratio to its
+    // default: one measurement disturbed by another process on the machine (a rerun on
+    // 2026-11-30 measured a default at 25.98 ms that takes 14.0-14.4 ms) would otherwise
+    // inflate all of them. This runs after the deadline, one measurement per shape.
+    void remeasure_defaults() {
+        bool lowered = false;
+        for (std::size_t s = 0; s < shapes_.size(); s++) {
+            const auto &[built, hand] = hand_[s];
+            const Measurement m =
+                measure_in_child(built, shapes_[s], hand, options_.target, options_.measure,
+                                 options_.candidate_timeout_seconds);
+            report_(measured_, best_speedup(),
+                    "the hand default again on " + shapes_[s].spec() + ": " +
+                        (m.ok() ? std::to_string(m.median_ms) + " ms"
+                                : std::string(Measurement::outcome_name(m.outcome))));
+            if (m.ok() && (default_ms_[s] <= 0 || m.median_ms < default_ms_[s])) {
+                default_ms_[s] = m.median_ms;
+                lowered = true;
+            }
+        }
+        if (!lowered) return;
+        std::vector<Candidate> scored;
+        for (const auto &entry : scores_) scored.push_back(entry.first);
+        scores_.clear();
+        // Scoring again reads the candidates' measurements from the cache.
+        for (const auto &c : scored) score(c);
     }
 
     double lookup(const TuneShape &shape, const Candidate &c) const {
@@ -379,6 +411,8 @@ class BucketSearch {
     schedules::Context ctx_;
     std::map<std::string, schedules::SearchSpace> spaces_;
     std::vector<double> default_ms_;
+    // Per shape: the default build's bucket and the hand default's parameters in it.
+    std::vector<std::pair<Bucket, Candidate>> hand_;
     std::map<Candidate, double> scores_;
     int measured_ = 0, failed_ = 0;
     std::function<void(int, double, const std::string &)> report_;
