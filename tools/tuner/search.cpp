@@ -196,13 +196,20 @@ class BucketSearch {
     Measurement evaluate(const TuneShape &shape, const Candidate &c, const Bucket &b) {
         const std::string k = key(shape, c, b);
         if (const Measurement *cached = cache_.find(k)) return *cached;
+        measured_++;
+        const Measurement m = measure_and_report(shape, c, b, c.describe());
+        cache_.add(k, m);
+        if (!m.ok()) failed_++;
+        return m;
+    }
+
+    // One measurement in a child process, past the cache, reported as a progress line.
+    Measurement measure_and_report(const TuneShape &shape, const Candidate &c, const Bucket &b,
+                                   const std::string &label) {
         const Measurement m = measure_in_child(b, shape, c, options_.target, options_.measure,
                                                options_.candidate_timeout_seconds);
-        cache_.add(k, m);
-        measured_++;
-        if (!m.ok()) failed_++;
         report_(measured_, best_speedup(),
-                c.describe() + " on " + shape.spec() + ": " +
+                label + " on " + shape.spec() + ": " +
                     (m.ok() ? std::to_string(m.median_ms) + " ms"
                             : std::string(Measurement::outcome_name(m.outcome)) + " (" +
                                   m.detail.substr(0, 120) + ")"));
@@ -214,18 +221,13 @@ class BucketSearch {
     // scores every candidate again against it. Every speedup of the bucket is a ratio to its
     // default: one measurement disturbed by another process on the machine (a rerun on
     // 2026-11-30 measured a default at 25.98 ms that takes 14.0-14.4 ms) would otherwise
-    // inflate all of them. This runs after the deadline, one measurement per shape.
+    // inflate all of them. This runs after the search, one measurement per shape.
     void remeasure_defaults() {
         bool lowered = false;
         for (std::size_t s = 0; s < shapes_.size(); s++) {
             const auto &[built, hand] = hand_[s];
             const Measurement m =
-                measure_in_child(built, shapes_[s], hand, options_.target, options_.measure,
-                                 options_.candidate_timeout_seconds);
-            report_(measured_, best_speedup(),
-                    "the hand default again on " + shapes_[s].spec() + ": " +
-                        (m.ok() ? std::to_string(m.median_ms) + " ms"
-                                : std::string(Measurement::outcome_name(m.outcome))));
+                measure_and_report(shapes_[s], hand, built, "the hand default again");
             if (m.ok() && (default_ms_[s] <= 0 || m.median_ms < default_ms_[s])) {
                 default_ms_[s] = m.median_ms;
                 lowered = true;
