@@ -31,7 +31,7 @@ double worst_exp2_ulps(float lo, float hi, int n) {
 
 TEST(Numerics, Exp2WithinTheStatedUlpsOverTheSoftmaxRange) {
     // Softmax evaluates 2^(y - max) with y - max <= 0; the kernels' accuracy rests on this.
-    // numerics.h states 2.2 ulp at worst, measured over 2^22 points; 2.5 leaves room for a
+    // numerics.h states 2.0 ulp at worst, measured over 2^22 points; 2.5 leaves room for a
     // compiler that rounds an intermediate differently.
     EXPECT_LE(worst_exp2_ulps(-125.0f, 0.0f, 1 << 20), 2.5);
     // The weights near the row maximum, which dominate every row, with a finer step.
@@ -47,7 +47,7 @@ TEST(Numerics, Exp2OfZeroIsExactlyOne) {
 }
 
 TEST(Numerics, Exp2OfIntegersIsExact) {
-    // 2^k is built in the exponent bits and the polynomial's constant term is exactly 1.
+    // k is added to the exponent bits of 2^0, and the polynomial's constant term is exactly 1.
     const int n = 127;
     Halide::Buffer<float> x(n);
     for (int k = 0; k < n; k++) x(k) = -static_cast<float>(k);

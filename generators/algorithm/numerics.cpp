@@ -13,14 +13,13 @@ Expr exp2_nonpositive(Expr x) {
     // Below -126 the result would leave the normal floats. There is no clamp above: x <= 0
     // here, and the result stays accurate up to x = 127.
     x = Halide::max(x, -126.0f);
-    // k = round(x) by a shifter: adding 1.5 * 2^23 + 127 leaves k + 127 in the low mantissa
-    // bits of the sum (rounded to nearest by the addition itself), where one shift turns them
-    // into the exponent bits of 2^k; subtracting the shifter again gives k as a float. Both
-    // operations are strict: Halide treats float addition as associative and would fold
+    // k = round(x) by a shifter: adding 1.5 * 2^23 leaves k in the low mantissa bits of the sum
+    // (rounded to nearest by the addition itself), and subtracting it again gives k as a float.
+    // Both operations are strict: Halide treats float addition as associative and would fold
     // (x + s) - s back to x. r = x - k is then exact (x and k are within a factor of two of
     // each other, or k is 0), so base 2 needs no Cody-Waite reduction: no multiply by 1/ln 2 and
     // no two-part ln 2, as e^x would.
-    const Expr shifter = 12583039.0f;
+    const Expr shifter = 12582912.0f;
     const Expr shifted = Halide::strict_float(x + shifter);
     const Expr k = Halide::strict_float(shifted - shifter);
     const Expr r = x - k;
@@ -34,16 +33,20 @@ Expr exp2_nonpositive(Expr x) {
     p = p * r + 2.4022242427e-01f;
     p = p * r + 6.9314700365e-01f;
     p = p * r + 1.0f;
-    const Expr two_to_k = Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(shifted)
-                                                     << Halide::Expr(uint32_t{23}));
+    // 2^r 2^k by adding k to the exponent bits of 2^r: one shift moves the shifter's low bits
+    // (k in two's complement; the bits above them leave the word) into the exponent field, and
+    // an integer addition takes the place of a float multiply by 2^k, which would need a slot on
+    // the multiply-add pipes that the polynomial already fills. The scaling is exact: after the
+    // clamp, k = -126 comes with r >= 0, so the result is a normal float.
+    const Expr scaled_bits = Halide::reinterpret<uint32_t>(p) +
+                             (Halide::reinterpret<uint32_t>(shifted) << Halide::Expr(uint32_t{23}));
     // The clamp turns NaN into a finite bound, which would give a NaN score a finite weight and
     // let its row's output look valid. A NaN argument yields NaN instead, so that a NaN among a
     // row's allowed scores (or +inf, as inf - inf) makes the row NaN, as in PyTorch. is_nan is
     // evaluated strictly (one compare on AVX-512), and the choice is made on the bits: a float
     // select carries LLVM's no-NaNs flag, under which select(is_nan(x), x, y) may fold to y.
-    return Halide::reinterpret<float>(Halide::select(Halide::is_nan(input),
-                                                     Halide::reinterpret<uint32_t>(input),
-                                                     Halide::reinterpret<uint32_t>(p * two_to_k)));
+    return Halide::reinterpret<float>(
+        Halide::select(Halide::is_nan(input), Halide::reinterpret<uint32_t>(input), scaled_bits));
 }
 
 Expr base_two_scale(Expr scale) {

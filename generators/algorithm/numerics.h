@@ -10,14 +10,14 @@ constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2 = 0.693147180559945309f;
 
 // 2^x for float32 arguments x <= 0, the exponentials of softmax (scores minus their maximum are
-// never positive; softmax.h works in base 2). Vectorizes on every target; accurate to 2.2 ulp
+// never positive; softmax.h works in base 2). Vectorizes on every target; accurate to 2.0 ulp
 // at worst where the result is a normal float (2^22 points of [-125, 0] against double exp2;
 // mean 0.67 ulp). About 16 vector instructions per vector of results on AVX-512, NaN guard
 // included.
 //
 // Halide's exp() is vectorized too but about 6 ulp (and natural), and fast_exp() about 27 ulp
 // and undefined on underflow. Base 2 makes the reduction exact: x = k + r with k = round(x),
-// then a degree-5 polynomial for 2^r and 2^k built in the exponent bits.
+// then a degree-5 polynomial for 2^r, and k added to its exponent bits.
 //
 // Arguments are clamped below at -126, so that 2^k stays a normal float: 2^(-inf) is 2^-126
 // (about 1.2e-38), negligible next to the row maximum's weight of 1. Positive arguments are
