@@ -392,16 +392,32 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     if (f.causal) acc.update(1).vectorize(v.e, vec, kGuard);
 }
 
+// The probabilities of the key-block path: recomputed scores, one row of keys per vector loop.
+void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ctx) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    Func probs = f.probs;
+    probs.compute_root().parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
+    Func(f.probs_scores.dot).compute_at(probs, v.i).vectorize(v.j, vec, kGuard);
+    Func(f.probs_scores.dot).update().reorder(v.j, f.probs_scores.d).vectorize(v.j, vec, kGuard);
+}
+
 // The key-block path: the online softmax of algorithm/online_attention.h. A group of block_q
 // queries walks the keys key_block at a time, each block's scores, weights and weighted values
 // computed in the register tiles of the block path (vectorized across the group's queries) and
 // merged into the group's running maximum, sum and output. With key splits each split walks its
 // own run of blocks as a separate task, and a last merge adds the splits.
 void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Context &ctx,
-                     const FusedParams &p) {
+                     const FusedParams &params) {
     const auto &v = algorithm::dims();
     const int vec = ctx.vector_width();
     const int bq = f.query_group;
+    // The tiles of P V hold value_rows queries of a group. cpu_fused's own groups are whole
+    // vectors, which FusedParams checks value_rows against; cuda_fused's CPU entry brings its GPU
+    // kernel's groups (online_layout), down to max_queries queries in a decode kernel, and there
+    // the tiles take the largest number of rows up to value_rows that divides the group.
+    FusedParams p = params;
+    while (bq % p.value_rows != 0) p.value_rows--;
     Func walk = f.key_splits > 1 ? f.split_state : f.running_grouped;
     const std::vector<Var> args = walk.args();
     const Var e = args[0], ii = args[1];
@@ -498,15 +514,6 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 }
 
 }  // namespace
-
-void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ctx) {
-    const auto &v = algorithm::dims();
-    const int vec = ctx.vector_width();
-    Func probs = f.probs;
-    probs.compute_root().parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
-    Func(f.probs_scores.dot).compute_at(probs, v.i).vectorize(v.j, vec, kGuard);
-    Func(f.probs_scores.dot).update().reorder(v.j, f.probs_scores.d).vectorize(v.j, vec, kGuard);
-}
 
 SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
     Context untuned = ctx;

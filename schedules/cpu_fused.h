@@ -29,8 +29,4 @@ class CpuFused final : public Schedule {
     SearchSpace attention_search_space(const Context &ctx) const override;
 };
 
-// The probabilities of the online formulation on a CPU: recomputed scores, one row of keys per
-// vector loop (cpu_fused's key-block path and cuda_fused's CPU entry share it).
-void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ctx);
-
 }  // namespace attngen::schedules

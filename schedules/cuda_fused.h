@@ -6,9 +6,10 @@
 // buffer exists, and causal attention never visits a block that its group cannot see.
 //
 // The stage kernels and the multi-head layer use cuda_tiled's schedules. A kernel for a target
-// without CUDA gets a CPU schedule of the same online algorithm (vectorized over value features,
-// parallel over query groups and heads), so a library that holds CUDA and CPU entries computes
-// the same results on both.
+// without CUDA runs the same online algorithm over the same key blocks and query groups, in the
+// register tiles of cpu_fused's key-block path, so a library that holds CUDA and CPU entries
+// computes the same results on both, and the CPU entry checks the GPU kernel's algorithm and
+// blocking on machines without a GPU.
 #pragma once
 
 #include "schedule.h"

@@ -223,7 +223,8 @@ TEST(CudaSearchSpace, EveryAcceptedValueCompilesAndTheRestAreRefused) {
 }
 
 // cuda_fused's CPU entry (a library with CUDA and CPU entries) walks the same key blocks and query
-// groups as its GPU kernel, so a tuned layout must give the reference's results there too.
+// groups as its GPU kernel, in the register tiles of cpu_fused's key-block path, so a tuned layout
+// must give the reference's results there too.
 TEST(CudaFusedCpuEntry, TunedLayoutMatchesReference) {
     Bucket bucket;
     const Candidate candidate{"cuda_fused", schedules::parse_params("key_block=16,query_group=64")};
@@ -231,6 +232,24 @@ TEST(CudaFusedCpuEntry, TunedLayoutMatchesReference) {
     JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
     for (int64_t nq : {1, 17, 70}) {
         for (int64_t nk : {9, 100}) {
+            const TuneShape s = check_shape(nq, nk, 24, 20);
+            SCOPED_TRACE(s.spec());
+            EXPECT_EQ(check_against_reference(kernel, s), "");
+        }
+    }
+}
+
+// A decode kernel's groups hold max_queries queries (3 here: fewer than a vector, and not a
+// multiple of the value rows of cpu_fused's tiles) and its keys are split 16 ways; the CPU entry
+// walks the same groups and splits.
+TEST(CudaFusedCpuEntry, DecodeGroupsOfThreeQueriesMatchReference) {
+    Bucket bucket;
+    bucket.max_queries = 3;
+    const Candidate candidate{"cuda_fused", {}};
+    TuneShape estimate;
+    JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
+    for (int64_t nq : {1, 3}) {
+        for (int64_t nk : {5, 600}) {
             const TuneShape s = check_shape(nq, nk, 24, 20);
             SCOPED_TRACE(s.spec());
             EXPECT_EQ(check_against_reference(kernel, s), "");
