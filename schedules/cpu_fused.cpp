@@ -83,8 +83,13 @@ struct FusedParams {
     // Up to this many queries the decode path wins: the block path would fill at most a quarter
     // of the lanes of one block.
     static constexpr int kDecodeQueries = 8;
-    // Whether P V uses the value_rows x value_vectors tile (the key-block path always does).
-    bool feature_tiles() const { return key_block > 0 || features_tile != 0; }
+    // Whether P V uses the value_rows x value_vectors tile: the key-block path always does, the
+    // block path with features_tile. The one rule for parsed parameters and for the search's
+    // (possibly partial) points alike.
+    static bool feature_tiles(int key_block, int features_tile) {
+        return key_block > 0 || features_tile != 0;
+    }
+    bool feature_tiles() const { return feature_tiles(key_block, features_tile); }
     static int default_split_keys(const Context &ctx) {
         return ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries ? 1 : 0;
     }
@@ -143,11 +148,11 @@ struct FusedParams {
     }
 };
 
-// Whether parameters (as in a tuning database, possibly partial) select the value_rows x
-// value_vectors P V tile: the key-block path always uses it, the block path with features_tile.
+// Whether parameters (as in a tuning database, possibly partial: a missing name is 0) select the
+// value_rows x value_vectors P V tile.
 bool uses_feature_tiles(const std::map<std::string, int> &p) {
-    auto nonzero = [&](const char *name) { return p.count(name) != 0 && p.at(name) != 0; };
-    return nonzero("key_block") || nonzero("features_tile");
+    auto value = [&](const char *name) { return p.count(name) != 0 ? p.at(name) : 0; };
+    return FusedParams::feature_tiles(value("key_block"), value("features_tile"));
 }
 
 // The P V register tile of value_rows queries by value_vectors vectors of value features of acc
