@@ -22,7 +22,12 @@ for arg in "$@"; do
         --bench)
             # The peers of bench/attention_bench (OpenBLAS, oneDNN, libtorch) and matplotlib for
             # bench/make_results.py. Google Benchmark (libbenchmark-dev) is in the list above.
-            packages+=(libopenblas-dev libdnnl-dev libtorch-dev python3-matplotlib)
+            # Debian's oneDNN was built with its OpenCL GPU runtime, so its CMake package
+            # config calls find_package(OpenCL REQUIRED), yet libdnnl-dev does not depend on
+            # the OpenCL development files: without ocl-icd-opencl-dev, configuring the bench
+            # preset fails on a fresh machine ("Could NOT find OpenCL").
+            packages+=(libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libtorch-dev
+                       python3-matplotlib)
             ;;
         --aarch64)
             # The cross toolchain (with its binutils, for checking the generated code) and the
