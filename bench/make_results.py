@@ -221,6 +221,16 @@ def clean_rounds(result):
     return f"{result.clean_rounds}/{total}"
 
 
+def round_by_round_text(values, labels, threshold, unit=""):
+    """'; round by round <labels> (at least <threshold> in m of n)', or nothing with fewer than
+    two rounds: the per-round values of one target next to its verdict on the medians."""
+    if len(values) < 2:
+        return ""
+    met = sum(v >= threshold for v in values)
+    return (f"; round by round {', '.join(labels)} "
+            f"(at least {threshold}{unit} in {met} of {len(values)})")
+
+
 def targets(run):
     """Lines of the Targets section: each target with its numbers and met / missed."""
     t = TARGET_THREADS
@@ -269,11 +279,7 @@ def targets(run):
             peer_ms = [ms for ms in (p.round_time_ms(index) for p in peers) if ms is not None]
             if fused_ms and peer_ms:
                 ratios.append(min(peer_ms) / fused_ms)
-        if len(ratios) < 2:
-            return ""
-        met = sum(r >= threshold for r in ratios)
-        return (f"; round by round {', '.join(f'{r:.2f}x' for r in ratios)} "
-                f"(at least {threshold}x in {met} of {len(ratios)})")
+        return round_by_round_text(ratios, [f"{r:.2f}x" for r in ratios], threshold, "x")
 
     for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
         ratio, detail, results = fused_over_peer(shape)
@@ -291,16 +297,15 @@ def targets(run):
     bw = fused_e.counter("bw_frac") if fused_e else None
     gbps = fused_e.counter("KV_GBps") if fused_e else None
     rounds_e = ""
-    if fused_e and len(fused_e.all_rounds) > 1:
+    if fused_e:
         # The reference bandwidth is measured next to each round's timed loop and moves with
         # the host's other tenants, so each round's fraction comes with its reference.
-        parts = [f"{r['bw_frac']:.2f} ({r['KV_GBps']:.1f} of {r['read_GBps']:.1f} GB/s)"
-                 for r in sorted(fused_e.all_rounds, key=lambda r: r["round"])
-                 if "bw_frac" in r and "read_GBps" in r and "KV_GBps" in r]
-        if parts:
-            met = sum(r.get("bw_frac", 0) >= 0.85 for r in fused_e.all_rounds)
-            rounds_e = (f"; round by round {', '.join(parts)} (at least 0.85 in {met} of "
-                        f"{len(fused_e.all_rounds)})")
+        measured = [r for r in sorted(fused_e.all_rounds, key=lambda r: r["round"])
+                    if "bw_frac" in r and "read_GBps" in r and "KV_GBps" in r]
+        rounds_e = round_by_round_text(
+            [r["bw_frac"] for r in measured],
+            [f"{r['bw_frac']:.2f} ({r['KV_GBps']:.1f} of {r['read_GBps']:.1f} GB/s)"
+             for r in measured], 0.85)
     lines.append(f"- (e) decode, {FUSED} fraction of the read bandwidth >= 0.85: {fmt(bw)} "
                  f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85, fused_e)}{rounds_e}")
 
