@@ -49,8 +49,14 @@ struct FusedParams {
     // queries always take it; kernels for a bounded number of queries above that may (the
     // autotuner decides), and kernels for any number of queries never do.
     int split_keys = 0;
-    // Keys per parallel task in the decode path, so that several threads share one query.
-    int decode_key_chunk = 1024;
+    // Keys per parallel task in the decode path, so that several threads share one query. At
+    // B1 H32 Nk4096 d128 on two threads, 2048 keys (a task streams 1 MiB of keys, then 1 MiB of
+    // values) took 3.20 ms against 3.40 with 1024, 3.28 with 1536 and 3.26 with 4096 (medians
+    // of 10 interleaved rounds, each started when a plain read ran above 46 GB/s; a second run
+    // of 6 rounds: 3.17 against 3.35 ms). While the host's memory is busy they all stream at its
+    // pace. Longer runs per task probably restart the hardware prefetchers less often; two
+    // tasks per head at Nk 4096 still leave work for every thread.
+    int decode_key_chunk = 2048;
     // Keys whose dot products with a query run side by side in the decode path: each key's
     // lanes are summed one by one at the end, and two keys at a time measured 13% faster than
     // four at B1 H32 Nk4096 d128 (5.3 to 4.6 ms; more keys leave fewer registers for the loads

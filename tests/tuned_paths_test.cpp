@@ -73,7 +73,10 @@ TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
     const std::vector<int64_t> query_counts = p.max_queries > 0
                                                   ? std::vector<int64_t>{1, 5, 17, p.max_queries}
                                                   : std::vector<int64_t>{1, 17, 33, 70};
-    const std::vector<int64_t> key_counts = {9, 257, 1100};
+    // Decode-path buckets also get a key count above the default chunk of 2048 keys.
+    const std::vector<int64_t> key_counts = p.max_queries > 0
+                                                ? std::vector<int64_t>{9, 257, 1100, 2100}
+                                                : std::vector<int64_t>{9, 257, 1100};
     for (int64_t nq : query_counts) {
         for (int64_t nk : key_counts) {
             const TuneShape s = check_shape(nq, nk,
