@@ -50,12 +50,13 @@ struct FusedParams {
     // autotuner decides), and kernels for any number of queries never do.
     int split_keys = 0;
     // Keys per parallel task in the decode path, so that several threads share one query. At
-    // B1 H32 Nk4096 d128 on two threads, 2048 keys (a task streams 1 MiB of keys, then 1 MiB of
-    // values) took 3.20 ms against 3.40 with 1024, 3.28 with 1536 and 3.26 with 4096 (medians
-    // of 10 interleaved rounds, each started when a plain read ran above 46 GB/s; a second run
-    // of 6 rounds: 3.17 against 3.35 ms). While the host's memory is busy they all stream at its
-    // pace. Longer runs per task probably restart the hardware prefetchers less often; two
-    // tasks per head at Nk 4096 still leave work for every thread.
+    // B1 H32 Nk4096 d128 on two threads, 2048 keys (a task of the scores pass streams 1 MiB of
+    // keys, one of the P V pass 1 MiB of values) took 3.20 ms against 3.40 with 1024, 3.28
+    // with 1536 and 3.26 with 4096 (medians of 10 interleaved rounds, each started when a plain
+    // read ran above 46 GB/s; a second run of 6 rounds: 3.17 against 3.35 ms). While the host's
+    // memory is busy they all stream at its pace. Longer runs per task probably restart the
+    // hardware prefetchers less often; two tasks per head at Nk 4096 still leave work for every
+    // thread.
     int decode_key_chunk = 2048;
     // Keys whose dot products with a query run side by side in the decode path: each key's
     // lanes are summed one by one at the end, and two keys at a time measured 13% faster than

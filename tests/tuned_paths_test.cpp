@@ -73,7 +73,8 @@ TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
     const std::vector<int64_t> query_counts = p.max_queries > 0
                                                   ? std::vector<int64_t>{1, 5, 17, p.max_queries}
                                                   : std::vector<int64_t>{1, 17, 33, 70};
-    // Decode-path buckets also get a key count above the default chunk of 2048 keys.
+    // Buckets with a query bound (which may take the decode path) also get a key count above
+    // the decode path's default chunk of 2048 keys.
     const std::vector<int64_t> key_counts = p.max_queries > 0
                                                 ? std::vector<int64_t>{9, 257, 1100, 2100}
                                                 : std::vector<int64_t>{9, 257, 1100};
