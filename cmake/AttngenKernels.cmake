@@ -4,7 +4,7 @@
 #   attngen_add_kernel(OP attention|mha|projection|scores|softmax|weighted_sum
 #                      SCHEDULE <name> [CAUSAL] [PROBS]
 #                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n] [MAX_QUERIES n]
-#                      [TUNING "name=value,..."] [CUDA])
+#                      [KEYS_ESTIMATE n] [TUNING "name=value,..."] [CUDA])
 #
 # CUDA compiles the kernel for ${ATTNGEN_CUDA_TARGETS} instead: a CUDA entry (host code and PTX)
 # first, then a CPU entry that runs where no CUDA device is usable; the runtime's target check
@@ -12,6 +12,11 @@
 #
 # MAX_QUERIES n makes a kernel for calls with at most n queries (decode steps); the runtime
 # prefers it for such calls. TUNING overrides the schedule's parameters.
+#
+# KEYS_ESTIMATE n (autoschedulers only) is the key count that Halide's autoscheduler plans for;
+# it also takes the query count from MAX_QUERIES and the heads and head dims from HEADS, D_K and
+# D_V, else 1024 keys and queries, 8 heads and d 64. An autoscheduled kernel fails on calls
+# smaller than its tiles, so a baseline for a small shape needs that shape's estimates.
 #
 # compiles one variant with add_halide_library for ${ATTNGEN_TARGETS}. Every kernel shares one
 # Halide runtime and takes a user_context argument, through which the runtime receives the
@@ -26,7 +31,8 @@ set(ATTNGEN_REGISTRY_OPS attention mha)
 
 # The kernel name says what varies, e.g. attention_f32_causal_d64_cpu_basic.
 function(_attngen_kernel_name OUT)
-    cmake_parse_arguments(K "CAUSAL;PROBS" "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;TUNING" ""
+    cmake_parse_arguments(K "CAUSAL;PROBS"
+                          "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;KEYS_ESTIMATE;TUNING" ""
                           ${ARGN})
     set(name "${K_OP}_f32")
     if (K_CAUSAL)
@@ -52,7 +58,10 @@ function(_attngen_kernel_name OUT)
         endif ()
     endif ()
     if (K_MAX_QUERIES)
-        string(APPEND name "_decode")
+        string(APPEND name "_q${K_MAX_QUERIES}")
+    endif ()
+    if (K_KEYS_ESTIMATE)
+        string(APPEND name "_nk${K_KEYS_ESTIMATE}")
     endif ()
     if (K_TUNING)
         # Different tunings of one variant need different names; a short hash keeps them apart.
@@ -65,7 +74,7 @@ endfunction()
 
 function(attngen_add_kernel)
     set(flags CAUSAL PROBS CUDA)
-    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING)
+    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES KEYS_ESTIMATE TUNING)
     cmake_parse_arguments(K "${flags}" "${values}" "" ${ARGN})
     if (K_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "attngen_add_kernel: unknown arguments: ${K_UNPARSED_ARGUMENTS}")
@@ -76,7 +85,7 @@ function(attngen_add_kernel)
     if (NOT K_SCHEDULE)
         message(FATAL_ERROR "attngen_add_kernel: SCHEDULE is required")
     endif ()
-    foreach (v IN ITEMS HEADS KV_HEADS D_K D_V MAX_QUERIES)
+    foreach (v IN ITEMS HEADS KV_HEADS D_K D_V MAX_QUERIES KEYS_ESTIMATE)
         if (DEFINED K_${v} AND NOT K_${v} MATCHES "^[1-9][0-9]*$")
             message(FATAL_ERROR "attngen_add_kernel: ${v} must be a positive integer, got '${K_${v}}'")
         endif ()
@@ -100,6 +109,11 @@ function(attngen_add_kernel)
     if (K_MAX_QUERIES AND NOT K_OP STREQUAL "attention")
         message(FATAL_ERROR "attngen_add_kernel: MAX_QUERIES applies to OP attention only")
     endif ()
+    if (K_KEYS_ESTIMATE AND NOT (K_OP STREQUAL "attention"
+                                 AND K_SCHEDULE IN_LIST ATTNGEN_AUTOSCHEDULERS))
+        message(FATAL_ERROR "attngen_add_kernel: KEYS_ESTIMATE applies to OP attention with one "
+                            "of the autoschedulers (${ATTNGEN_AUTOSCHEDULERS}) only")
+    endif ()
     if (K_TUNING)
         # Generator arguments are name=value; the parameters are passed as name:value inside.
         string(REPLACE "=" ":" tuning_arg "${K_TUNING}")
@@ -108,6 +122,9 @@ function(attngen_add_kernel)
     if (K_OP STREQUAL "attention")
         if (K_MAX_QUERIES)
             list(APPEND params max_queries=${K_MAX_QUERIES})
+        endif ()
+        if (K_KEYS_ESTIMATE)
+            list(APPEND params keys_estimate=${K_KEYS_ESTIMATE})
         endif ()
         if (K_PROBS)
             list(APPEND params output_probs=true)

@@ -28,6 +28,11 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
     // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
+    // The key count (Nk) that Halide's autoschedulers plan for. Our schedules ignore it: an
+    // autoscheduler sizes its tiles from the estimates, and a kernel planned for 1024 queries or
+    // keys fails on calls with fewer (its last tile shifts inwards, before the buffer's start),
+    // so a baseline for a shape is compiled with that shape's estimates.
+    GeneratorParam<int> keys_estimate{"keys_estimate", 1024};
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -64,15 +69,23 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         }
         constrain_buffers();
 
-        q.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
-        k.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
-        v.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
+        // The autoschedulers' estimates: the specialized sizes where there are any, the query
+        // bound of a kernel for few queries, else a middle-sized call.
+        const int nq_estimate = max_queries > 0 ? int(max_queries) : 1024;
+        const int nk_estimate = keys_estimate;
+        const int h_estimate = heads > 0 ? int(heads) : 8;
+        const int hkv_estimate = kv_heads > 0 ? int(kv_heads) : h_estimate;
+        const int dk_estimate = d_k > 0 ? int(d_k) : 64;
+        const int dv_estimate = d_v > 0 ? int(d_v) : 64;
+        q.set_estimates({{0, dk_estimate}, {0, nq_estimate}, {0, h_estimate}, {0, 1}});
+        k.set_estimates({{0, dk_estimate}, {0, nk_estimate}, {0, hkv_estimate}, {0, 1}});
+        v.set_estimates({{0, dv_estimate}, {0, nk_estimate}, {0, hkv_estimate}, {0, 1}});
         key_lengths.set_estimates({{0, 1}});
         scale.set_estimate(0.125f);
-        out.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
-        lse.set_estimates({{0, 1024}, {0, 8}, {0, 1}});
+        out.set_estimates({{0, dv_estimate}, {0, nq_estimate}, {0, h_estimate}, {0, 1}});
+        lse.set_estimates({{0, nq_estimate}, {0, h_estimate}, {0, 1}});
         if (probs != nullptr) {
-            probs->set_estimates({{0, 1024}, {0, 1024}, {0, 8}, {0, 1}});
+            probs->set_estimates({{0, nk_estimate}, {0, nq_estimate}, {0, h_estimate}, {0, 1}});
         }
     }
 
