@@ -13,6 +13,11 @@ const std::vector<Exclusion> &exclusions() {
         {"cpu_basic", {"c", "n4096"}, "one call takes about 5 s on (c) and 2 s at N = 4096"},
         {"Adams2019", {"c", "n4096"}, "one call takes about 7 s on (c) and 4 s at N = 4096"},
         {"Li2018", {"c", "n4096"}, "one call takes about 9 s on (c) and 4 s at N = 4096"},
+        // kernels/CMakeLists.txt: the build has no Li2018 kernel that runs one query.
+        {"Li2018",
+         {"e"},
+         "Halide 14's Li2018 stops on a kernel planned for one query (\"Atomic predicated store "
+         "is not supported\"), and its kernels planned for 8 or more queries fail on one"},
         {"Mullapudi2016", {"c", "n4096"}, "one call takes about 4 s on (c) and 2 s at N = 4096"},
     };
     return list;
