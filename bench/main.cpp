@@ -14,6 +14,7 @@
 #include "peak_benchmarks.h"
 #include "peers/onednn_attention.h"
 #include "peers/openblas_attention.h"
+#include "projection_benchmark.h"
 #include "shapes.h"
 #ifdef ATTNGEN_BENCH_HAVE_TORCH
 #include "peers/torch_attention.h"
@@ -89,6 +90,9 @@ int main(int argc, char **argv) {
     for (int threads : kThreadCounts) {
         attngen::bench::register_peak_benchmarks(threads);
         attngen::bench::register_attention_benchmarks(implementations, threads);
+        // After the attention benchmarks, whose first call installs the runtime's Halide error
+        // handler: the stage kernels then report an error as a status instead of aborting.
+        attngen::bench::register_projection_benchmarks(threads);
     }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -36,6 +36,11 @@ AUTOSCHEDULERS = ("Adams2019", "Li2018", "Mullapudi2016")
 FUSED = "cpu_fused"
 # The targets are stated for the machine's two threads.
 TARGET_THREADS = 2
+# The projection benchmarks (bench/projection_benchmark.h): the schedule whose projection GEMMs
+# the issue holds to "within about 10% of OpenBLAS sgemm", and that sgemm.
+PROJECTION_SCHEDULE = "cpu_tiled"
+PROJECTION_PEER = "openblas"
+PROJECTION_THRESHOLD = 0.9
 # A round of a benchmark is clean when other processes took at most this many cores beyond the
 # ones the benchmark leaves free (the other_load counter, bench/cpu_usage.h).
 OTHER_LOAD_TOLERANCE = 0.25
@@ -81,6 +86,8 @@ def parse_name(run_name):
     threads = int(parts[-1].split(":")[1])
     if parts[0] == "attention":
         return "attention", parts[1], parts[2], threads
+    if parts[0] == "projection":
+        return "projection", None, parts[1], threads
     return "peak", None, parts[1], threads
 
 
@@ -144,6 +151,16 @@ class Run:
 
     def peak(self, name, threads):
         return self.results.get(("peak", None, name, threads))
+
+    def projection(self, impl, threads):
+        return self.results.get(("projection", None, impl, threads))
+
+    def projection_impls(self):
+        """The implementations of the projection benchmarks, OpenBLAS last."""
+        impls = sorted({k[2] for k in list(self.results) + list(self.errors)
+                        if k[0] == "projection"})
+        return [i for i in impls if i != PROJECTION_PEER] + (
+            [PROJECTION_PEER] if PROJECTION_PEER in impls else [])
 
     def fastest_peer(self, shape, threads):
         """(peer name, Result) of the fastest peer, or (None, None)."""
@@ -309,6 +326,8 @@ def targets(run):
     lines.append(f"- (e) decode, {FUSED} fraction of the read bandwidth >= 0.85: {fmt(bw)} "
                  f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85, fused_e)}{rounds_e}")
 
+    lines.append(projection_target(run, verdict))
+
     autos = [a for a in AUTOSCHEDULERS if a in run.schedules]
     if not autos:
         lines.append("- every autoscheduler slower than cpu_fused: no data (this build has no "
@@ -331,6 +350,52 @@ def targets(run):
     else:
         lines.append(f"- every autoscheduler slower than {FUSED}: no data")
     return lines, slowdowns
+
+
+def projection_target(run, verdict):
+    """The target line of the projection GEMMs: cpu_tiled's speed over OpenBLAS sgemm's on the
+    same product, on the medians and round by round."""
+    t = TARGET_THREADS
+    ours, peer = run.projection(PROJECTION_SCHEDULE, t), run.projection(PROJECTION_PEER, t)
+    head = (f"- projection GEMM (2048 x 512 x 512), {PROJECTION_SCHEDULE} speed / OpenBLAS "
+            f"sgemm >= {PROJECTION_THRESHOLD} (within about 10%): ")
+    if ours is None or peer is None:
+        return head + "no data"
+    ratio = peer.time_ms / ours.time_ms
+    ratios = []
+    for index in range(len(run.paths)):
+        ours_ms, peer_ms = ours.round_time_ms(index), peer.round_time_ms(index)
+        if ours_ms and peer_ms:
+            ratios.append(peer_ms / ours_ms)
+    return (head + f"{ratio:.2f}x ({PROJECTION_SCHEDULE} {fmt_ms(ours.time_ms)} ms vs "
+            f"{PROJECTION_PEER} {fmt_ms(peer.time_ms)} ms) — "
+            f"{verdict(ratio, PROJECTION_THRESHOLD, ours, peer)}"
+            + round_by_round_text(ratios, [f"{r:.2f}x" for r in ratios], PROJECTION_THRESHOLD,
+                                  "x"))
+
+
+def projection_table(run):
+    """The projection benchmarks: every stage kernel and OpenBLAS's sgemm on one product."""
+    lines = [
+        "| implementation | threads | median ms | GFLOP/s | peak_frac | x openblas | "
+        "cores busy | clean rounds | round spread | kernel |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for threads in run.thread_counts:
+        peer = run.projection(PROJECTION_PEER, threads)
+        for impl in run.projection_impls():
+            result = run.projection(impl, threads)
+            if result is None:
+                if ("projection", None, impl, threads) in run.errors:
+                    lines.append(f"| {impl} | {threads} | failed (see below) |" + " |" * 7)
+                continue
+            ratio = peer.time_ms / result.time_ms if peer else None
+            lines.append(
+                f"| {impl} | {threads} | {fmt_ms(result.time_ms)} | "
+                f"{fmt(result.counter('GFLOPs'), 1)} | {fmt(result.counter('peak_frac'))} | "
+                f"{fmt(ratio)} | {fmt(result.counter('cpu_util'), 1)} | "
+                f"{clean_rounds(result)} | {result.spread * 100:.1f}% | {result.label} |")
+    return "\n".join(lines)
 
 
 def autoscheduler_table(run, slowdowns):
@@ -550,6 +615,16 @@ def write_markdown(run, path, tuning=None):
                                                              key=lambda kv: kv[1]))
     out.append(f"Points: {sweep_ids}; (a) and (b) are the sweep's N = 512 and 2048.")
     out.append("")
+    if run.projection_impls():
+        out.append("## Projection")
+        out.append("")
+        out.append("One projection of the layer shape (g): y [2048, 512] = x [2048, 512] "
+                   "w [512, 512] + bias, by each schedule's projection stage kernel, and the "
+                   "same product without the bias by OpenBLAS's cblas_sgemm "
+                   "(bench/projection_benchmark.h); 2 x 2048 x 512 x 512 FLOP per call.")
+        out.append("")
+        out.append(projection_table(run))
+        out.append("")
     out.append("## Shapes")
     out.append("")
     for shape in run.shape_order:
@@ -579,7 +654,8 @@ def write_markdown(run, path, tuning=None):
         out.append("")
         for key in failed:
             messages = run.errors[key]
-            out.append(f"- {key[0]}/{key[1]}/{key[2]}/threads:{key[3]}, in {len(messages)} of "
+            name = "/".join(k for k in key[:3] if k is not None)
+            out.append(f"- {name}/threads:{key[3]}, in {len(messages)} of "
                        f"{len(run.paths)} rounds: {messages[0]}")
         out.append("")
     with open(path, "w") as f:

@@ -1,0 +1,12 @@
+// The benchmarks "projection/<implementation>/threads:<n>": one projection of the layer shape
+// (g), y [1, 2048, 512] = x [1, 2048, 512] w [512, 512] + bias, by the projection stage kernel of
+// every schedule that compiled one, and by OpenBLAS's cblas_sgemm (the same product, without the
+// bias) in the same process. It is the evidence for the cpu_tiled schedule's claim that its
+// projection GEMMs run within about 10% of OpenBLAS sgemm; RESULTS.md reports the ratio.
+#pragma once
+
+namespace attngen::bench {
+
+void register_projection_benchmarks(int threads);
+
+}  // namespace attngen::bench
