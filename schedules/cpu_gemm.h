@@ -13,8 +13,10 @@ namespace attngen::schedules {
 // block_rows rows that one parallel task computes.
 struct GemmParams {
     // 2 x 8 = 16 zmm accumulators: each step of the reduction loads 2 vectors of W and
-    // broadcasts 8 elements of X for 16 FMAs. Measured on Zen 4 (2048 x 512 x 512): 2 x 8 ran
-    // at 1.1x OpenBLAS, 3 x 8 and 4 x 8 at 0.87x (more loads in flight than the core keeps).
+    // broadcasts 8 elements of X for 16 FMAs. Measured on Zen 4 (2048 x 512 x 512) when the
+    // tile was chosen: 2 x 8 ran at 1.1x OpenBLAS, 3 x 8 and 4 x 8 at 0.87x (more loads in
+    // flight than the core keeps). The bench's projection benchmarks, OpenBLAS in the same
+    // process, measured 2 x 8 at 0.94x (one thread) and 0.97x (two) on 2026-11-30.
     int out_vectors = 2;
     int rows = 8;
     // 64 rows per task (a multiple of rows): Nq 2048 gives 32 tasks for two cores.
