@@ -238,6 +238,17 @@ def clean_rounds(result):
     return f"{result.clean_rounds}/{total}"
 
 
+def speedups_by_round(run, ours, peers):
+    """Within each round that timed both: the fastest of `peers` (Results) over `ours`."""
+    ratios = []
+    for index in range(len(run.paths)):
+        ours_ms = ours.round_time_ms(index)
+        peer_ms = [ms for ms in (p.round_time_ms(index) for p in peers) if ms is not None]
+        if ours_ms and peer_ms:
+            ratios.append(min(peer_ms) / ours_ms)
+    return ratios
+
+
 def round_by_round_text(values, labels, threshold, unit=""):
     """'; round by round <labels> (at least <threshold> in m of n)', or nothing with fewer than
     two rounds: the per-round values of one target next to its verdict on the medians."""
@@ -290,12 +301,7 @@ def targets(run):
         peers = [r for r in (run.get(shape, p, t) for p in run.peers) if r is not None]
         if fused is None or not peers:
             return ""
-        ratios = []
-        for index in range(len(run.paths)):
-            fused_ms = fused.round_time_ms(index)
-            peer_ms = [ms for ms in (p.round_time_ms(index) for p in peers) if ms is not None]
-            if fused_ms and peer_ms:
-                ratios.append(min(peer_ms) / fused_ms)
+        ratios = speedups_by_round(run, fused, peers)
         return round_by_round_text(ratios, [f"{r:.2f}x" for r in ratios], threshold, "x")
 
     for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
@@ -362,11 +368,7 @@ def projection_target(run, verdict):
     if ours is None or peer is None:
         return head + "no data"
     ratio = peer.time_ms / ours.time_ms
-    ratios = []
-    for index in range(len(run.paths)):
-        ours_ms, peer_ms = ours.round_time_ms(index), peer.round_time_ms(index)
-        if ours_ms and peer_ms:
-            ratios.append(peer_ms / ours_ms)
+    ratios = speedups_by_round(run, ours, [peer])
     return (head + f"{ratio:.2f}x ({PROJECTION_SCHEDULE} {fmt_ms(ours.time_ms)} ms vs "
             f"{PROJECTION_PEER} {fmt_ms(peer.time_ms)} ms) — "
             f"{verdict(ratio, PROJECTION_THRESHOLD, ours, peer)}"
@@ -619,8 +621,8 @@ def write_markdown(run, path, tuning=None):
         out.append("## Projection")
         out.append("")
         out.append("One projection of the layer shape (g): y [2048, 512] = x [2048, 512] "
-                   "w [512, 512] + bias, by each schedule's projection stage kernel, and the "
-                   "same product without the bias by OpenBLAS's cblas_sgemm "
+                   "w_q [512, 512] with (g)'s inputs, by each schedule's projection stage kernel "
+                   "(with a zero bias: the layer has none) and by OpenBLAS's cblas_sgemm "
                    "(bench/projection_benchmark.h); 2 x 2048 x 512 x 512 FLOP per call.")
         out.append("")
         out.append(projection_table(run))

@@ -3,20 +3,22 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "HalideBuffer.h"
 #include "attngen/attngen.h"
+#include "compare.h"
 #include "counters.h"
 #include "cpu_usage.h"
 #include "failures.h"
 #include "peaks.h"
+#include "problem_data.h"
 #include "reference.h"
+#include "shapes.h"
 #include "stage_kernels.h"
 #include "thread_runtimes.h"
 
@@ -24,59 +26,58 @@ namespace attngen::bench {
 
 namespace {
 
-// The layer shape (g): 2048 rows of d_model 512 into H8 x d64 = 512 features. The product
-// (4 MiB of x, 1 MiB of w, 4 MiB of y) outgrows the caches the way a layer's projections do.
-constexpr int kRows = 2048;
-constexpr int kIn = 512;
-constexpr int kOut = 512;
-constexpr double kFlops = 2.0 * kRows * kIn * kOut;
-// Largest |y - y_fp64| / (1 + |y_fp64|) accepted: float sums of 512 products of O(1) values.
-constexpr double kTolerance = 1e-4;
+// The layer shape (g), whose x and w_q the bench already makes: 2048 rows of d_model 512 into
+// H8 x d64 = 512 features. The product (4 MiB of x, 1 MiB of w, 4 MiB of y) outgrows the caches
+// the way a layer's projections do. The layer has no biases, so the stage kernels add a zero bias
+// and compute the same product as cblas_sgemm.
+const BenchShape &layer_shape() {
+    for (const BenchShape &shape : bench_shapes()) {
+        if (shape.is_mha()) return shape;
+    }
+    throw std::logic_error("bench_shapes() has no multi-head layer shape");
+}
 
 struct ProjectionData {
-    std::vector<float> x, w, bias;
-    std::vector<double> expected;  // The fp64 reference y.
+    int rows = 0, in = 0, out = 0;
+    const std::vector<float> *x = nullptr, *w = nullptr;  // problem_data's x and w_q.
+    std::vector<float> bias;                              // Zeros.
+    std::vector<double> expected;                         // The fp64 reference y.
+    std::vector<float> naive;                             // The naive float32 y (compare.h).
+
+    double flops() const { return 2.0 * rows * in * out; }
 };
 
-// Values in [-1, 1) from a fixed generator, weights scaled by 1 / sqrt(fan-in) as in
-// problem_data.cpp, so that y is O(1).
 const ProjectionData &projection_data() {
     static const ProjectionData data = [] {
+        const BenchShape &shape = layer_shape();
+        const ProblemData &p = problem_data(shape);
         ProjectionData d;
-        uint32_t state = 12345;
-        auto next = [&state] {
-            state = state * 1664525u + 1013904223u;
-            return static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
-        };
-        const float w_scale = 1.0f / std::sqrt(static_cast<float>(kIn));
-        d.x.resize(std::size_t{kRows} * kIn);
-        d.w.resize(std::size_t{kIn} * kOut);
-        d.bias.resize(kOut);
-        for (float &v : d.x) v = next();
-        for (float &v : d.w) v = next() * w_scale;
-        for (float &v : d.bias) v = next();
-        std::vector<double> x(d.x.begin(), d.x.end()), w(d.w.begin(), d.w.end()),
-            bias(d.bias.begin(), d.bias.end());
-        d.expected.resize(std::size_t{kRows} * kOut);
-        reference::projection<double>(kRows, kIn, kOut, x.data(), w.data(), bias.data(),
+        d.rows = static_cast<int>(shape.batch * shape.nq);
+        d.in = static_cast<int>(shape.d_model);
+        d.out = static_cast<int>(shape.heads * shape.d);
+        d.x = &p.x;
+        d.w = &p.w_q;
+        d.bias.assign(d.out, 0.0f);
+        const std::vector<double> x(p.x.begin(), p.x.end()), w(p.w_q.begin(), p.w_q.end()),
+            bias(d.out, 0.0);
+        d.expected.resize(std::size_t(d.rows) * d.out);
+        d.naive.resize(d.expected.size());
+        reference::projection<double>(d.rows, d.in, d.out, x.data(), w.data(), bias.data(),
                                       d.expected.data());
+        reference::projection<float>(d.rows, d.in, d.out, p.x.data(), p.w_q.data(), d.bias.data(),
+                                     d.naive.data());
         return d;
     }();
     return data;
 }
 
-// Empty, or the first element that differs from the reference by more than kTolerance.
-// with_bias says whether y includes the bias (OpenBLAS's product does not).
-std::string check(const std::vector<float> &y, bool with_bias) {
+// Empty, or how y differs from the fp64 reference (reference::compare's yardstick).
+std::string check(const std::vector<float> &y) {
     const ProjectionData &d = projection_data();
-    for (std::size_t n = 0; n < y.size(); n++) {
-        const double expected = d.expected[n] - (with_bias ? 0.0 : d.bias[n % kOut]);
-        if (!(std::abs(y[n] - expected) <= kTolerance * (1.0 + std::abs(expected)))) {
-            return "output differs from the fp64 reference at element " + std::to_string(n) + ": " +
-                   std::to_string(y[n]) + " against " + std::to_string(expected);
-        }
-    }
-    return "";
+    const reference::Comparison c =
+        reference::compare(y.data(), d.expected.data(), d.naive.data(), std::int64_t(y.size()));
+    return c.ok ? std::string()
+                : "output differs from the fp64 reference: " + reference::describe(c);
 }
 
 // Times `call` (which returns an error message or "") on `runtimes`, after one checked call.
@@ -84,6 +85,7 @@ void time_projection(benchmark::State &state, int threads, ThreadRuntimes runtim
                      const std::function<std::string()> &call,
                      const std::function<std::string()> &check_output) {
     const double peak = sgemm_peak_flops(threads);
+    const double flops = projection_data().flops();
     std::string error = call();
     if (error.empty()) error = check_output();
     note_runtime_used(runtimes);
@@ -104,21 +106,21 @@ void time_projection(benchmark::State &state, int threads, ThreadRuntimes runtim
         return;
     }
     constexpr auto rate = benchmark::Counter::kIsIterationInvariantRate;
-    state.counters["GFLOPs"] = benchmark::Counter(kFlops / 1e9, rate);
-    state.counters["peak_frac"] = benchmark::Counter(kFlops / peak, rate);
+    state.counters["GFLOPs"] = benchmark::Counter(flops / 1e9, rate);
+    state.counters["peak_frac"] = benchmark::Counter(flops / peak, rate);
     set_cpu_usage_counters(state, cores);
 }
 
 void stage_kernel_projection(benchmark::State &state, const stage_kernels::StageKernel &kernel,
                              int threads) {
     const ProjectionData &d = projection_data();
-    std::vector<float> y(std::size_t{kRows} * kOut);
+    std::vector<float> y(std::size_t(d.rows) * d.out);
     // Halide's dimensions are reversed: x (d_in, rows, batch), w (d_out, d_in), y (d_out, rows,
     // batch). The buffers only view the data, which stays constant.
-    Halide::Runtime::Buffer<float> x(const_cast<float *>(d.x.data()), kIn, kRows, 1);
-    Halide::Runtime::Buffer<float> w(const_cast<float *>(d.w.data()), kOut, kIn);
-    Halide::Runtime::Buffer<float> bias(const_cast<float *>(d.bias.data()), kOut);
-    Halide::Runtime::Buffer<float> out(y.data(), kOut, kRows, 1);
+    Halide::Runtime::Buffer<float> x(const_cast<float *>(d.x->data()), d.in, d.rows, 1);
+    Halide::Runtime::Buffer<float> w(const_cast<float *>(d.w->data()), d.out, d.in);
+    Halide::Runtime::Buffer<float> bias(const_cast<float *>(d.bias.data()), d.out);
+    Halide::Runtime::Buffer<float> out(y.data(), d.out, d.rows, 1);
     set_num_threads(threads);
     state.SetLabel(kernel.name);
     time_projection(
@@ -130,21 +132,21 @@ void stage_kernel_projection(benchmark::State &state, const stage_kernels::Stage
                                : "kernel " + std::string(kernel.name) + " failed (Halide error " +
                                      std::to_string(status) + ")";
         },
-        [&] { return check(y, true); });
+        [&] { return check(y); });
 }
 
 void openblas_projection(benchmark::State &state, int threads) {
     const ProjectionData &d = projection_data();
-    std::vector<float> y(std::size_t{kRows} * kOut);
+    std::vector<float> y(std::size_t(d.rows) * d.out);
     openblas_set_num_threads(threads);
     time_projection(
         state, threads, kOpenBlasThreads,
         [&] {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kRows, kOut, kIn, 1.0f,
-                        d.x.data(), kIn, d.w.data(), kOut, 0.0f, y.data(), kOut);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.rows, d.out, d.in, 1.0f,
+                        d.x->data(), d.in, d.w->data(), d.out, 0.0f, y.data(), d.out);
             return std::string();
         },
-        [&] { return check(y, false); });
+        [&] { return check(y); });
 }
 
 }  // namespace
