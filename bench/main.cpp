@@ -44,7 +44,9 @@ std::vector<Implementation> all_implementations() {
 // Describes the run in the JSON output's context, so that make_results.py needs no copy of this
 // program's tables: "shape/<id>" is "<description>; <dims>", "sweep/<id>" the sweep's N, and
 // "implementations/schedules" and "implementations/peers" list the implementations by kind, and
-// "excluded/<implementation>" is "<shape ids>: <reason>" (see exclusions.h).
+// "excluded/<implementation>/<shape ids>" is the reason (see exclusions.h; the shape ids are in
+// the key because one implementation may be excluded from different shapes for different reasons,
+// and a context key can be added only once).
 void describe_run(const std::vector<Implementation> &implementations) {
     for (const auto &shape : attngen::bench::bench_shapes()) {
         benchmark::AddCustomContext("shape/" + shape.id, shape.description + "; " + shape.dims());
@@ -62,7 +64,7 @@ void describe_run(const std::vector<Implementation> &implementations) {
     for (const attngen::bench::Exclusion &e : attngen::bench::exclusions()) {
         std::string shapes;
         for (const std::string &id : e.shapes) shapes += (shapes.empty() ? "" : ",") + id;
-        benchmark::AddCustomContext("excluded/" + e.implementation, shapes + ": " + e.reason);
+        benchmark::AddCustomContext("excluded/" + e.implementation + "/" + shapes, e.reason);
     }
 }
 

@@ -127,15 +127,21 @@ class Run:
         self.context = context
         self.shapes = {}  # id -> "description; dims"
         self.sweep = {}  # id -> N
-        self.excluded = {}  # implementation -> (shape ids, reason)
+        self.excluded = {}  # implementation -> [(shape ids, reason)]
         for key, value in context.items():
             if key.startswith("shape/"):
                 self.shapes[key[len("shape/"):]] = value
             elif key.startswith("sweep/"):
                 self.sweep[key[len("sweep/"):]] = int(value)
             elif key.startswith("excluded/"):
-                shapes, _, reason = value.partition(": ")
-                self.excluded[key[len("excluded/"):]] = (shapes.split(","), reason)
+                # "excluded/<implementation>/<shape ids>": reason. JSON written before an
+                # implementation could have two exclusions says "excluded/<implementation>":
+                # "<shape ids>: <reason>".
+                impl, _, shapes = key[len("excluded/"):].partition("/")
+                reason = value
+                if not shapes:
+                    shapes, _, reason = value.partition(": ")
+                self.excluded.setdefault(impl, []).append((shapes.split(","), reason))
         self.schedules = _split(context.get("implementations/schedules", ""))
         self.peers = _split(context.get("implementations/peers", ""))
         # Main shapes (letters) first, then the sweep-only points by N.
@@ -576,11 +582,11 @@ def write_markdown(run, path, tuning=None):
     relevant = {impl: v for impl, v in run.excluded.items()
                 if impl in run.schedules + run.peers}
     if relevant:
-        out.append("Not timed, because one call takes seconds and a round makes 8 calls per "
-                   "benchmark (bench/exclusions.cpp):")
+        out.append("Not timed (bench/exclusions.cpp):")
         out.append("")
-        for impl, (shapes, reason) in relevant.items():
-            out.append(f"- {impl} on " + ", ".join(f"({s})" for s in shapes) + f": {reason}")
+        for impl, entries in relevant.items():
+            for shapes, reason in entries:
+                out.append(f"- {impl} on " + ", ".join(f"({s})" for s in shapes) + f": {reason}")
         out.append("")
     out.append("## Peaks")
     out.append("")
@@ -638,9 +644,10 @@ def write_markdown(run, path, tuning=None):
             if any(run.get(shape, impl, t) or ("attention", shape, impl, t) in run.errors
                    for t in run.thread_counts):
                 continue
-            shapes, reason = run.excluded.get(impl, ([], ""))
-            if shape in shapes:
-                notes.append(f"{impl} is not timed on this shape: {reason}.")
+            reasons = [reason for shapes, reason in run.excluded.get(impl, [])
+                       if shape in shapes]
+            if reasons:
+                notes.append(f"{impl} is not timed on this shape: {reasons[0]}.")
             else:
                 notes.append(f"{impl} has no kernel for this shape or was filtered out.")
         for note in notes:
