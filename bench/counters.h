@@ -24,6 +24,10 @@ void set_attention_counters(benchmark::State &state, const BenchShape &shape,
                             double peak_flops_per_second, double bandwidth_bytes_per_second,
                             const CpuUsage::Cores &cores);
 
+// GFLOPs and peak_frac of a benchmark that does `flops` per iteration; set_attention_counters
+// and the projection benchmarks share it.
+void set_flop_counters(benchmark::State &state, double flops, double peak_flops_per_second);
+
 // Only the CPU usage counters, for the peak benchmarks.
 void set_cpu_usage_counters(benchmark::State &state, const CpuUsage::Cores &cores);
 

@@ -105,9 +105,7 @@ void time_projection(benchmark::State &state, int threads, ThreadRuntimes runtim
         fail_benchmark(state, error);
         return;
     }
-    constexpr auto rate = benchmark::Counter::kIsIterationInvariantRate;
-    state.counters["GFLOPs"] = benchmark::Counter(flops / 1e9, rate);
-    state.counters["peak_frac"] = benchmark::Counter(flops / peak, rate);
+    set_flop_counters(state, flops, peak);
     set_cpu_usage_counters(state, cores);
 }
 
