@@ -255,6 +255,15 @@ def speedups_by_round(run, ours, peers):
     return ratios
 
 
+def ratio_label(value, threshold):
+    """'1.24x'; with a third digit where two would print a value below the threshold as the
+    threshold itself (1.297 as 1.30 next to a target of 1.3)."""
+    label = f"{value:.2f}"
+    if value < threshold and float(label) >= threshold:
+        label = f"{value:.3f}"
+    return label + "x"
+
+
 def round_by_round_text(values, labels, threshold, unit=""):
     """'; round by round <labels> (at least <threshold> in m of n)', or nothing with fewer than
     two rounds: the per-round values of one target next to its verdict on the medians."""
@@ -287,35 +296,56 @@ def targets(run):
         return ratio, (f"{FUSED} {fmt_ms(fused.time_ms)} ms vs {peer_name} "
                        f"{fmt_ms(peer.time_ms)} ms"), (fused, peer)
 
+    def rate_needed(gflops, frac, ratio, threshold):
+        """The FLOP rate at which cpu_fused would reach `threshold` where it reached `ratio` at
+        `gflops` (`frac` of the sgemm peak): the rate, and that fraction of the peak. Above 1 the
+        target asks for more than OpenBLAS's own GEMM does on this machine."""
+        return (f"{threshold}x would take {gflops * threshold / ratio:.0f} GFLOP/s, "
+                f"{frac * threshold / ratio:.2f} of the sgemm peak measured in the same process "
+                f"({FUSED} ran at {frac:.2f} of it)")
+
     def what_it_would_take(fused, ratio, threshold):
-        """For a missed speed target: the FLOP rate it needs, as a fraction of the sgemm peak,
-        next to the fraction cpu_fused reaches; above 1 the target asks for more than OpenBLAS's
-        own GEMM does on this machine."""
+        """For a speed target missed on the medians: the rate it needs."""
         frac = fused.counter("peak_frac") if fused else None
         if ratio is None or ratio >= threshold or not frac:
             return ""
-        needed = frac * threshold / ratio
-        return (f": {threshold}x would take {fused.counter('GFLOPs') * threshold / ratio:.0f} "
-                f"GFLOP/s, {needed:.2f} of the sgemm peak measured in the same process "
-                f"({FUSED} runs at {frac:.2f} of it)")
+        return ": " + rate_needed(fused.counter("GFLOPs"), frac, ratio, threshold)
 
-    def round_by_round(shape, threshold):
+    def round_by_round(shape, threshold, ratio):
         """The ratio within each round (the fastest peer of that round over cpu_fused of that
         round, disturbed rounds included): how far the verdict on the medians stands from the
-        threshold when the machine's noise moves one round."""
+        threshold when the machine's noise moves one round. When the medians meet the target
+        but a round does not, the rate that the round's peer asked for, which tells a peer's
+        fast round (a rate near the sgemm peak) from a slow round of cpu_fused."""
         fused = run.get(shape, FUSED, t)
         peers = [r for r in (run.get(shape, p, t) for p in run.peers) if r is not None]
         if fused is None or not peers:
             return ""
         ratios = speedups_by_round(run, fused, peers)
-        return round_by_round_text(ratios, [f"{r:.2f}x" for r in ratios], threshold, "x")
+        text = round_by_round_text(ratios, [ratio_label(r, threshold) for r in ratios],
+                                   threshold, "x")
+        if ratio is None or ratio < threshold or min(ratios, default=threshold) >= threshold:
+            return text
+        # speedups_by_round pairs the rounds in file order; its ratios follow round_time_ms.
+        timed = [i for i in range(len(run.paths)) if fused.round_time_ms(i) is not None
+                 and any(p.round_time_ms(i) is not None for p in peers)]
+        worst = timed[min(range(len(ratios)), key=lambda k: ratios[k])]
+        entry = next((r for r in fused.all_rounds if r["round"] == worst), None)
+        if entry is None or "GFLOPs" not in entry or "peak_frac" not in entry:
+            return text
+        peer_name = min((p for p in run.peers if run.get(shape, p, t) is not None
+                         and run.get(shape, p, t).round_time_ms(worst) is not None),
+                        key=lambda p: run.get(shape, p, t).round_time_ms(worst))
+        return (text + f"; against {peer_name} in round {worst + 1}, "
+                + rate_needed(entry["GFLOPs"], entry["peak_frac"], min(ratios), threshold))
 
     for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
         ratio, detail, results = fused_over_peer(shape)
+        ratio_text = ratio_label(ratio, threshold) if ratio is not None else f"{fmt(ratio)}x"
         lines.append(f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
-                     f"{fmt(ratio)}x ({detail}) — {verdict(ratio, threshold, *results)}"
+                     f"{ratio_text} ({detail}) — {verdict(ratio, threshold, *results)}"
                      f"{what_it_would_take(results[0], ratio, threshold)}"
-                     f"{round_by_round(shape, threshold)}")
+                     f"{round_by_round(shape, threshold, ratio)}")
 
     fused_c = run.get("c", FUSED, t)
     frac = fused_c.counter("peak_frac") if fused_c else None
@@ -378,8 +408,8 @@ def projection_target(run, verdict):
     return (head + f"{ratio:.2f}x ({PROJECTION_SCHEDULE} {fmt_ms(ours.time_ms)} ms vs "
             f"{PROJECTION_PEER} {fmt_ms(peer.time_ms)} ms) — "
             f"{verdict(ratio, PROJECTION_THRESHOLD, ours, peer)}"
-            + round_by_round_text(ratios, [f"{r:.2f}x" for r in ratios], PROJECTION_THRESHOLD,
-                                  "x"))
+            + round_by_round_text(ratios, [ratio_label(r, PROJECTION_THRESHOLD) for r in ratios],
+                                  PROJECTION_THRESHOLD, "x"))
 
 
 def projection_table(run):
@@ -605,7 +635,11 @@ def write_markdown(run, path, tuning=None):
     out.append(f"At {TARGET_THREADS} threads; computed from the tables below. Each verdict is "
                "on the medians over the rounds, as the targets are stated; *round by round* "
                "gives the same ratio within each round (the fastest peer's median of that round "
-               f"over {FUSED}'s), which shows how far a verdict stands from its threshold.")
+               f"over {FUSED}'s), which shows how far a verdict stands from its threshold. A "
+               "speed target missed on the medians, or met on them but missed in a round, ends "
+               f"with the FLOP rate at which {FUSED} would have met it (against the worst round "
+               "in the second case), as a fraction of the sgemm peak: near or above 1, the "
+               "target asked for what OpenBLAS's own GEMM reaches on this machine.")
     out.append("")
     target_lines, slowdowns = targets(run)
     out.extend(target_lines)
