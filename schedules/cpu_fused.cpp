@@ -668,7 +668,7 @@ void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
     // output projection reads.
     const auto &v = algorithm::dims();
     const FusedParams p(ctx);
-    const GemmParams gemm;
+    const GemmParams gemm = GemmParams::for_target(ctx.target);
     for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) {
         Func(proj->y).compute_root();
         schedule_projection_gemm(*proj, ctx, gemm);

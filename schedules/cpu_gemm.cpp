@@ -8,6 +8,12 @@ using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
 
+GemmParams GemmParams::for_target(const Halide::Target &target) {
+    GemmParams p;
+    if (vector_registers(target) < 32) p.out_vectors = 2;
+    return p;
+}
+
 void schedule_projection_gemm(algorithm::ProjectionFuncs &f, const Context &ctx,
                               const GemmParams &p) {
     const auto &v = algorithm::dims();

@@ -10,21 +10,31 @@ namespace attngen::schedules {
 
 // Tile sizes of a GEMM y(o, n) = sum_c x(c, n) w(o, c): register tiles of
 // out_vectors x rows accumulators (out_vectors vectors along o), inside cache tiles of
-// block_rows rows that one parallel task computes.
+// block_rows rows that one parallel task computes. The defaults are those of targets with 32
+// vector registers; for_target() gives each target its own.
 struct GemmParams {
-    // 2 x 8 = 16 zmm accumulators: each step of the reduction loads 2 vectors of W and
-    // broadcasts 8 elements of X for 16 FMAs. Measured on Zen 4 (2048 x 512 x 512) when the
-    // tile was chosen: 2 x 8 ran at 1.1x OpenBLAS, 3 x 8 and 4 x 8 at 0.87x (more loads in
-    // flight than the core keeps). The bench's projection benchmarks, OpenBLAS in the same
-    // process, measured 2 x 8 at 0.94x (one thread) and 0.97x (two) on 2026-11-30.
-    int out_vectors = 2;
-    int rows = 8;
-    // 64 rows per task (a multiple of rows): Nq 2048 gives 32 tasks for two cores.
-    int block_rows = 64;
+    // 4 x 6 = 24 zmm accumulators: each step of the reduction loads 4 vectors of W and
+    // broadcasts 6 elements of X for 24 FMAs, and with the 4 loads and a broadcast 29 of the 32
+    // registers are in use. Fewer broadcasts per FMA than the previous 2 x 8 (8 per 16): on
+    // Zen 4 at 2048 x 512 x 512, measured against cblas_sgemm in one process (JIT, calls
+    // interleaved, medians of paired ratios), 4 x 6 ran at 1.06x OpenBLAS on one thread where
+    // 2 x 8 ran at 0.94x, and 4 x 4 at 1.05x; 4 x 6 took 5.13 ms on two threads where 2 x 8
+    // took 5.85. 2 x 12 and 2 x 14 ran at 0.84x and 0.86x, and 3 x 8 and 4 x 8 at 0.87x when
+    // 2 x 8 was chosen.
+    int out_vectors = 4;
+    int rows = 6;
+    // 60 rows per task (10 register tiles of 6): 2048 rows give 35 tasks for two cores. 30 and
+    // 60 measured the same on two threads and 36, 42 and 48 up to 5% slower.
+    int block_rows = 60;
     // Output columns per block and input features per chunk: the chunk of W in use,
-    // 256 x 256 floats = 256 KiB, stays in the 1 MiB L2, as do the block's sums (64 KiB).
+    // 256 x 256 floats = 256 KiB, stays in the 1 MiB L2, as do the block's sums (60 KiB).
     int out_block = 256;
     int chunk = 256;
+
+    // The defaults for `target`. Targets with 16 vector registers (AVX2, SSE4.1) get 2 x 6
+    // tiles, 12 accumulators with 2 loads and a broadcast beside them: 2 x 8 spilled there
+    // (AVX2 on Zen 4, one thread: 61 GFLOP/s against 96 with 2 x 6; SSE4.1: 31 against 34).
+    static GemmParams for_target(const Halide::Target &target);
 };
 
 // Schedules a projection (product and y) as a GEMM, parallel over blocks of rows.

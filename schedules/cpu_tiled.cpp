@@ -19,7 +19,7 @@ constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
 struct TiledParams {
     GemmParams gemm;
     // Register tile of Q K^T and of P V: rows query rows x lane_vectors vectors (of keys for
-    // Q K^T, of value features for P V). 8 x 2 = 16 zmm accumulators, as for the projections.
+    // Q K^T, of value features for P V). 8 x 2 = 16 zmm accumulators.
     int rows = 8;
     int lane_vectors = 2;
 
@@ -28,7 +28,7 @@ struct TiledParams {
                 "chunk",       "rows",      "lane_vectors"};
     }
     TiledParams() = default;
-    explicit TiledParams(const Context &ctx) {
+    explicit TiledParams(const Context &ctx) : gemm(GemmParams::for_target(ctx.target)) {
         ctx.check_params(names());
         gemm.out_vectors = ctx.param("out_vectors", gemm.out_vectors);
         gemm.rows = ctx.param("gemm_rows", gemm.rows);

@@ -62,29 +62,35 @@ Buffer<int32_t> Lengths(std::vector<int32_t> &v) {
     return Buffer<int32_t>(v.data(), {static_cast<int>(v.size())});
 }
 
+// Rows below, at and above the GEMM's register tile (6 rows) and its 60-row blocks; output
+// widths below, at and above one vector, the register tile's 2 or 4 vectors on every target and
+// the 256-column blocks; input widths past the 256-feature chunks (cpu_gemm.h).
 TEST_P(StageTest, ProjectionMatchesReferenceAcrossWidths) {
     const auto &kernel = Kernel("projection");
-    const int B = 2, N = 5;
-    for (int d_in : {1, 7, 16, 33}) {
-        for (int d_out : {1, 7, 8, 9, 16, 17, 33}) {
-            SCOPED_TRACE("d_in=" + std::to_string(d_in) + " d_out=" + std::to_string(d_out));
-            auto x = random_values(B * N * d_in, 1), w = random_values(d_in * d_out, 2),
-                 bias = random_values(d_out, 3);
-            std::vector<float> y(B * N * d_out, NAN), y32(y.size());
-            std::vector<double> y64(y.size());
-            auto xd = to_double(x), wd = to_double(w), bd = to_double(bias);
-            reference::projection<double>(B * N, d_in, d_out, xd.data(), wd.data(), bd.data(),
-                                          y64.data());
-            reference::projection<float>(B * N, d_in, d_out, x.data(), w.data(), bias.data(),
-                                         y32.data());
-            auto bx = View(x, {B, N, d_in}), bw = View(w, {d_in, d_out}), bb = View(bias, {d_out}),
-                 by = View(y, {B, N, d_out});
-            ASSERT_EQ(kernel.projection(&errors_, bx.raw_buffer(), bw.raw_buffer(), bb.raw_buffer(),
-                                        by.raw_buffer()),
-                      0)
-                << errors_;
-            ToHost({&by}, {bx.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()});
-            EXPECT_TRUE(Matches(y, y64, y32));
+    const int B = 2;
+    for (int N : {5, 6, 13, 61}) {
+        for (int d_in : {1, 7, 16, 33, 257}) {
+            for (int d_out : {1, 7, 8, 9, 16, 17, 33, 63, 64, 65, 257}) {
+                SCOPED_TRACE("N=" + std::to_string(N) + " d_in=" + std::to_string(d_in) +
+                             " d_out=" + std::to_string(d_out));
+                auto x = random_values(B * N * d_in, 1), w = random_values(d_in * d_out, 2),
+                     bias = random_values(d_out, 3);
+                std::vector<float> y(B * N * d_out, NAN), y32(y.size());
+                std::vector<double> y64(y.size());
+                auto xd = to_double(x), wd = to_double(w), bd = to_double(bias);
+                reference::projection<double>(B * N, d_in, d_out, xd.data(), wd.data(), bd.data(),
+                                              y64.data());
+                reference::projection<float>(B * N, d_in, d_out, x.data(), w.data(), bias.data(),
+                                             y32.data());
+                auto bx = View(x, {B, N, d_in}), bw = View(w, {d_in, d_out}),
+                     bb = View(bias, {d_out}), by = View(y, {B, N, d_out});
+                ASSERT_EQ(kernel.projection(&errors_, bx.raw_buffer(), bw.raw_buffer(),
+                                            bb.raw_buffer(), by.raw_buffer()),
+                          0)
+                    << errors_;
+                ToHost({&by}, {bx.raw_buffer(), bw.raw_buffer(), bb.raw_buffer()});
+                EXPECT_TRUE(Matches(y, y64, y32));
+            }
         }
     }
 }
