@@ -245,14 +245,17 @@ def clean_rounds(result):
 
 
 def speedups_by_round(run, ours, peers):
-    """Within each round that timed both: the fastest of `peers` (Results) over `ours`."""
-    ratios = []
+    """Within each round that timed both, in file order: (round index, name of the fastest of
+    `peers` (name -> Result) in that round, its time over `ours`)."""
+    rounds = []
     for index in range(len(run.paths)):
         ours_ms = ours.round_time_ms(index)
-        peer_ms = [ms for ms in (p.round_time_ms(index) for p in peers) if ms is not None]
+        peer_ms = {name: ms for name, ms in
+                   ((name, p.round_time_ms(index)) for name, p in peers.items()) if ms is not None}
         if ours_ms and peer_ms:
-            ratios.append(min(peer_ms) / ours_ms)
-    return ratios
+            fastest = min(peer_ms, key=peer_ms.get)
+            rounds.append((index, fastest, peer_ms[fastest] / ours_ms))
+    return rounds
 
 
 def ratio_label(value, threshold):
@@ -318,26 +321,21 @@ def targets(run):
         but a round does not, the rate that the round's peer asked for, which tells a peer's
         fast round (a rate near the sgemm peak) from a slow round of cpu_fused."""
         fused = run.get(shape, FUSED, t)
-        peers = [r for r in (run.get(shape, p, t) for p in run.peers) if r is not None]
+        peers = {p: run.get(shape, p, t) for p in run.peers if run.get(shape, p, t) is not None}
         if fused is None or not peers:
             return ""
-        ratios = speedups_by_round(run, fused, peers)
+        rounds = speedups_by_round(run, fused, peers)
+        ratios = [r for _, _, r in rounds]
         text = round_by_round_text(ratios, [ratio_label(r, threshold) for r in ratios],
                                    threshold, "x")
         if ratio is None or ratio < threshold or min(ratios, default=threshold) >= threshold:
             return text
-        # speedups_by_round pairs the rounds in file order; its ratios follow round_time_ms.
-        timed = [i for i in range(len(run.paths)) if fused.round_time_ms(i) is not None
-                 and any(p.round_time_ms(i) is not None for p in peers)]
-        worst = timed[min(range(len(ratios)), key=lambda k: ratios[k])]
+        worst, peer_name, worst_ratio = min(rounds, key=lambda r: r[2])
         entry = next((r for r in fused.all_rounds if r["round"] == worst), None)
         if entry is None or "GFLOPs" not in entry or "peak_frac" not in entry:
             return text
-        peer_name = min((p for p in run.peers if run.get(shape, p, t) is not None
-                         and run.get(shape, p, t).round_time_ms(worst) is not None),
-                        key=lambda p: run.get(shape, p, t).round_time_ms(worst))
         return (text + f"; against {peer_name} in round {worst + 1}, "
-                + rate_needed(entry["GFLOPs"], entry["peak_frac"], min(ratios), threshold))
+                + rate_needed(entry["GFLOPs"], entry["peak_frac"], worst_ratio, threshold))
 
     for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
         ratio, detail, results = fused_over_peer(shape)
@@ -404,8 +402,8 @@ def projection_target(run, verdict):
     if ours is None or peer is None:
         return head + "no data"
     ratio = peer.time_ms / ours.time_ms
-    ratios = speedups_by_round(run, ours, [peer])
-    return (head + f"{ratio:.2f}x ({PROJECTION_SCHEDULE} {fmt_ms(ours.time_ms)} ms vs "
+    ratios = [r for _, _, r in speedups_by_round(run, ours, {PROJECTION_PEER: peer})]
+    return (head + f"{ratio_label(ratio, PROJECTION_THRESHOLD)} ({PROJECTION_SCHEDULE} {fmt_ms(ours.time_ms)} ms vs "
             f"{PROJECTION_PEER} {fmt_ms(peer.time_ms)} ms) — "
             f"{verdict(ratio, PROJECTION_THRESHOLD, ours, peer)}"
             + round_by_round_text(ratios, [ratio_label(r, PROJECTION_THRESHOLD) for r in ratios],
