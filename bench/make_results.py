@@ -403,8 +403,8 @@ def projection_target(run, verdict):
         return head + "no data"
     ratio = peer.time_ms / ours.time_ms
     ratios = [r for _, _, r in speedups_by_round(run, ours, {PROJECTION_PEER: peer})]
-    return (head + f"{ratio_label(ratio, PROJECTION_THRESHOLD)} ({PROJECTION_SCHEDULE} {fmt_ms(ours.time_ms)} ms vs "
-            f"{PROJECTION_PEER} {fmt_ms(peer.time_ms)} ms) — "
+    return (head + f"{ratio_label(ratio, PROJECTION_THRESHOLD)} ({PROJECTION_SCHEDULE} "
+            f"{fmt_ms(ours.time_ms)} ms vs {PROJECTION_PEER} {fmt_ms(peer.time_ms)} ms) — "
             f"{verdict(ratio, PROJECTION_THRESHOLD, ours, peer)}"
             + round_by_round_text(ratios, [ratio_label(r, PROJECTION_THRESHOLD) for r in ratios],
                                   PROJECTION_THRESHOLD, "x"))
