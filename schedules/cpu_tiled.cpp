@@ -19,15 +19,21 @@ constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
 struct TiledParams {
     GemmParams gemm;
     // Register tile of Q K^T and of P V: rows query rows x lane_vectors vectors (of keys for
-    // Q K^T, of value features for P V). 8 x 2 = 16 zmm accumulators.
-    int rows = 8;
-    int lane_vectors = 2;
+    // Q K^T, of value features for P V), 16 accumulators. Each step loads lane_vectors vectors and
+    // broadcasts one element per row, so wide tiles of few rows load less per FMA. Composed
+    // attention on a 2-core Zen 4, AOT kernels, medians of 3 repetitions: AVX-512 4 x 4 took
+    // 52.8 ms on B1 H8 N2048 d64 and 3.11 ms on B1 H8 Nq256 Nk1024 d64, where 5 x 4 took 53.2 and
+    // 3.27, 6 x 4 57.2 and 3.17, 3 x 4 54.7 and 3.23, 4 x 2 69.4 and 4.16, and the previous 8 x 2
+    // 68.2 and 4.01 ms. Targets with 16 vector registers get 4 x 2 (the constructor sets it): at
+    // Nq256 Nk1024 with AVX2 (JIT, calls interleaved) 4 x 2 took 5.6 ms, 6 x 2 6.2, 4 x 4 6.5 and
+    // 8 x 2 8.1; with SSE4.1 4 x 2 10.7 and 8 x 2 11.2 ms.
+    int rows = 4;
+    int lane_vectors = 4;
 
     static std::vector<std::string> names() {
         return {"out_vectors", "gemm_rows", "block_rows",  "out_block",
                 "chunk",       "rows",      "lane_vectors"};
     }
-    TiledParams() = default;
     explicit TiledParams(const Context &ctx) : gemm(GemmParams::for_target(ctx.target)) {
         ctx.check_params(names());
         gemm.out_vectors = ctx.param("out_vectors", gemm.out_vectors);
@@ -36,7 +42,8 @@ struct TiledParams {
         gemm.out_block = ctx.param("out_block", gemm.out_block);
         gemm.chunk = ctx.param("chunk", gemm.chunk);
         rows = ctx.param("rows", rows);
-        lane_vectors = ctx.param("lane_vectors", lane_vectors);
+        lane_vectors =
+            ctx.param("lane_vectors", vector_registers(ctx.target) >= 32 ? lane_vectors : 2);
     }
 };
 
@@ -216,10 +223,12 @@ void CpuTiled::attention(algorithm::AttentionFuncs &f, bool with_probs, const Co
     schedule_row_statistics(f.softmax, ctx, out, v.h);
 }
 
-SearchSpace CpuTiled::attention_search_space(const Context &) const {
+SearchSpace CpuTiled::attention_search_space(const Context &ctx) const {
     // The composed attention reads rows and lane_vectors (the GEMM parameters concern the
-    // projections of mha).
-    const TiledParams d;
+    // projections of mha). The defaults are the target's.
+    Context untuned = ctx;
+    untuned.params.clear();
+    const TiledParams d(untuned);
     SearchSpace space;
     space.params = {{"rows", {2, 4, 6, 8, 10, 12}, d.rows},
                     {"lane_vectors", {1, 2, 3, 4}, d.lane_vectors}};
