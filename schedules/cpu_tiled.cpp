@@ -19,14 +19,15 @@ constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
 struct TiledParams {
     GemmParams gemm;
     // Register tile of Q K^T and of P V: rows query rows x lane_vectors vectors (of keys for
-    // Q K^T, of value features for P V), 16 accumulators. Each step loads lane_vectors vectors and
-    // broadcasts one element per row, so wide tiles of few rows load less per FMA. Composed
-    // attention on a 2-core Zen 4, AOT kernels, medians of 3 repetitions: AVX-512 4 x 4 took
-    // 52.8 ms on B1 H8 N2048 d64 and 3.11 ms on B1 H8 Nq256 Nk1024 d64, where 5 x 4 took 53.2 and
-    // 3.27, 6 x 4 57.2 and 3.17, 3 x 4 54.7 and 3.23, 4 x 2 69.4 and 4.16, and the previous 8 x 2
-    // 68.2 and 4.01 ms. Targets with 16 vector registers get 4 x 2 (the constructor sets it): at
-    // Nq256 Nk1024 with AVX2 (JIT, calls interleaved) 4 x 2 took 5.6 ms, 6 x 2 6.2, 4 x 4 6.5 and
-    // 8 x 2 8.1; with SSE4.1 4 x 2 10.7 and 8 x 2 11.2 ms.
+    // Q K^T, of value features for P V): 4 x 4 = 16 accumulators, 4 x 2 = 8 with 16 registers.
+    // Each step loads lane_vectors vectors and broadcasts one element per row, so wide tiles of
+    // few rows load less per FMA. Composed attention on a 2-core Zen 4, AOT kernels, medians of 3
+    // repetitions: AVX-512 4 x 4 took 52.8 ms on B1 H8 N2048 d64 and 3.11 ms on B1 H8 Nq256
+    // Nk1024 d64, where 5 x 4 took 53.2 and 3.27, 6 x 4 57.2 and 3.17, 3 x 4 54.7 and 3.23, 4 x 2
+    // 69.4 and 4.16, and the previous 8 x 2 68.2 and 4.01 ms. Targets with 16 vector registers
+    // get 4 x 2 (the constructor sets it): at Nq256 Nk1024 with AVX2 (JIT, calls interleaved)
+    // 4 x 2 took 5.6 ms, 6 x 2 6.2, 4 x 4 6.5 and 8 x 2 8.1; with SSE4.1 4 x 2 10.7 and 8 x 2
+    // 11.2 ms.
     int rows = 4;
     int lane_vectors = 4;
 
