@@ -321,7 +321,7 @@ def targets(run):
         but a round does not, the rate that the round's peer asked for, which tells a peer's
         fast round (a rate near the sgemm peak) from a slow round of cpu_fused."""
         fused = run.get(shape, FUSED, t)
-        peers = {p: run.get(shape, p, t) for p in run.peers if run.get(shape, p, t) is not None}
+        peers = {p: r for p in run.peers if (r := run.get(shape, p, t)) is not None}
         if fused is None or not peers:
             return ""
         rounds = speedups_by_round(run, fused, peers)
