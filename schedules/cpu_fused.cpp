@@ -58,10 +58,11 @@ struct FusedParams {
     // hardware prefetchers less often; two tasks per head at Nk 4096 still leave work for every
     // thread.
     int decode_key_chunk = 2048;
-    // Keys whose dot products with a query run side by side in the decode path: each key's
-    // lanes are summed one by one at the end, and two keys at a time measured 13% faster than
-    // four at B1 H32 Nk4096 d128 (5.3 to 4.6 ms; more keys leave fewer registers for the loads
-    // in flight).
+    // Keys whose dot products with a query are summed together in the decode path: each key's
+    // row makes one vector of lanes, and the lanes of this many keys are added one by one at
+    // the end. Two measured faster than four at B1 H32 d128 on two threads: at Nk 4096 4 keys
+    // took 1.03 times and 2 keys 0.89 times the time of the earlier loop order in the same run,
+    // at Nk 3000 0.92 and 0.76 times.
     int decode_key_unroll = 2;
 
     // Keys per block of the key-block path (schedule_online), or 0 for the block path. A group of
@@ -345,7 +346,7 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     }
 
     // Scores of every head, in parallel chunks of keys. rfactor keeps one vector of partial
-    // sums per key (lanes); four keys at a time give four independent FMA chains.
+    // sums per key (lanes), whose lanes are added at the end, decode_key_unroll keys at a time.
     Func dot = f.scores.dot;
     dot.compute_root().parallel(v.h).vectorize(v.j, vec, kGuard);
     Halide::RVar d_outer("d_outer"), d_lane("d_lane");
@@ -364,7 +365,17 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         .bound_storage(v.j, p.decode_key_unroll)
         .vectorize(u)
         .unroll(v.j, p.decode_key_unroll, kGuard);
-    lanes.update().reorder(u, v.j, d_outer).vectorize(u).unroll(v.j, p.decode_key_unroll, kGuard);
+    // Each key's row is read whole, in a loop over the keys, before the next key's, so the loads
+    // walk memory in order. With the keys unrolled, LLVM interleaved their rows (one vector of
+    // each key in turn, rows 512 bytes apart at d128), and a C++ model of that loop streamed at
+    // half the rate of the same loop in order (AVX-512, one thread: 9.5 against 17.3 GB/s; a
+    // plain read 18.5); unrolled in order, the guarded copy of the loop that serves a partial
+    // last chunk of keys reversed each pair's rows. In order, B1 H32 d128 decode on two threads
+    // took 5.10 instead of 5.71 ms at Nk 4096 and 3.56 instead of 4.68 ms at Nk 3000, next to
+    // 5.04 and 3.49 ms for a plain read of K and V (medians of 80 and 108 calls interleaved
+    // with the read). With K and V in the L3 (Nk 512) the loop and the lanes' round trip
+    // through the stack cost 5-8% (0.36-0.38 against 0.33-0.37 ms in three runs).
+    lanes.update().reorder(u, d_outer, v.j).vectorize(u);
 
     // Row statistics and weights: Nk values per row, a small fraction of the keys' bytes.
     auto &sm = f.softmax;
