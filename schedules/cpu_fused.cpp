@@ -60,9 +60,7 @@ struct FusedParams {
     int decode_key_chunk = 2048;
     // Keys whose dot products with a query are summed together in the decode path: each key's
     // row makes one vector of lanes, and the lanes of this many keys are added one by one at
-    // the end. Two measured faster than four at B1 H32 d128 on two threads: at Nk 4096 4 keys
-    // took 1.03 times and 2 keys 0.89 times the time of the earlier loop order in the same run,
-    // at Nk 3000 0.92 and 0.76 times.
+    // the end. Four took 2-3% longer than two (B1 H32 d128 on two threads, Nk 4096 and 3000).
     int decode_key_unroll = 2;
 
     // Keys per block of the key-block path (schedule_online), or 0 for the block path. A group of
@@ -367,14 +365,16 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         .unroll(v.j, p.decode_key_unroll, kGuard);
     // Each key's row is read whole, in a loop over the keys, before the next key's, so the loads
     // walk memory in order. With the keys unrolled, LLVM interleaved their rows (one vector of
-    // each key in turn, rows 512 bytes apart at d128), and a C++ model of that loop streamed at
+    // each key in turn, rows 512 bytes apart at d128); a C++ model of that loop streamed at
     // half the rate of the same loop in order (AVX-512, one thread: 9.5 against 17.3 GB/s; a
-    // plain read 18.5); unrolled in order, the guarded copy of the loop that serves a partial
-    // last chunk of keys reversed each pair's rows. In order, B1 H32 d128 decode on two threads
-    // took 5.10 instead of 5.71 ms at Nk 4096 and 3.56 instead of 4.68 ms at Nk 3000, next to
-    // 5.04 and 3.49 ms for a plain read of K and V (medians of 80 and 108 calls interleaved
-    // with the read). With K and V in the L3 (Nk 512) the loop and the lanes' round trip
-    // through the stack cost 5-8% (0.36-0.38 against 0.33-0.37 ms in three runs).
+    // plain read 18.5), and unrolled in order, the guarded copy of the loop that serves a
+    // partial last chunk of keys reversed each pair's rows. In this kernel the order gains less:
+    // B1 H32 d128 decode on two threads took 4.04 instead of 4.12 ms at Nk 4096, 2.77 instead
+    // of 2.85 at Nk 3000 and 0.57 instead of 0.59 at Nk 1000 (medians of 160 to 650 calls
+    // alternating with the previous order, three runs, 2-4% each). With K and V still in the L3
+    // from the previous call (Nk 512) it took 12% longer (0.19 against 0.17 ms): the lanes now
+    // round-trip through the stack. In a model's decode step each layer's K and V come from
+    // memory, as at Nk 4096 here.
     lanes.update().reorder(u, d_outer, v.j).vectorize(u);
 
     // Row statistics and weights: Nk values per row, a small fraction of the keys' bytes.
