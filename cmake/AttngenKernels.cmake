@@ -3,7 +3,7 @@
 #
 #   attngen_add_kernel(OP attention|mha|projection|scores|softmax|weighted_sum
 #                      SCHEDULE <name> [CAUSAL] [PROBS]
-#                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n] [MAX_QUERIES n]
+#                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n] [MAX_QUERIES n] [MIN_KEYS n]
 #                      [KEYS_ESTIMATE n] [TUNING "name=value,..."] [CUDA])
 #
 # CUDA compiles the kernel for ${ATTNGEN_CUDA_TARGETS} instead: a CUDA entry (host code and PTX)
@@ -11,7 +11,9 @@
 # (runtime/src/cpu_targets.cpp) picks the CUDA entry only when it finds a device.
 #
 # MAX_QUERIES n makes a kernel for calls with at most n queries (decode steps); the runtime
-# prefers it for such calls. TUNING overrides the schedule's parameters.
+# prefers it for such calls. MIN_KEYS n makes a kernel for calls with at least n keys (long
+# sequences, whose scores outgrow the caches); the runtime prefers it for such calls. Both kernels
+# still compute any call correctly. TUNING overrides the schedule's parameters.
 #
 # KEYS_ESTIMATE n (autoschedulers only) is the key count that Halide's autoscheduler plans for;
 # it also takes the query count from MAX_QUERIES and the heads and head dims from HEADS, D_K and
@@ -32,7 +34,7 @@ set(ATTNGEN_REGISTRY_OPS attention mha)
 # The kernel name says what varies, e.g. attention_f32_causal_d64_cpu_basic.
 function(_attngen_kernel_name OUT)
     cmake_parse_arguments(K "CAUSAL;PROBS"
-                          "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;KEYS_ESTIMATE;TUNING" ""
+                          "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;MIN_KEYS;KEYS_ESTIMATE;TUNING" ""
                           ${ARGN})
     set(name "${K_OP}_f32")
     if (K_CAUSAL)
@@ -60,6 +62,9 @@ function(_attngen_kernel_name OUT)
     if (K_MAX_QUERIES)
         string(APPEND name "_q${K_MAX_QUERIES}")
     endif ()
+    if (K_MIN_KEYS)
+        string(APPEND name "_k${K_MIN_KEYS}")
+    endif ()
     if (K_KEYS_ESTIMATE)
         string(APPEND name "_nk${K_KEYS_ESTIMATE}")
     endif ()
@@ -74,7 +79,7 @@ endfunction()
 
 function(attngen_add_kernel)
     set(flags CAUSAL PROBS CUDA)
-    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES KEYS_ESTIMATE TUNING)
+    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS KEYS_ESTIMATE TUNING)
     cmake_parse_arguments(K "${flags}" "${values}" "" ${ARGN})
     if (K_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "attngen_add_kernel: unknown arguments: ${K_UNPARSED_ARGUMENTS}")
@@ -85,7 +90,7 @@ function(attngen_add_kernel)
     if (NOT K_SCHEDULE)
         message(FATAL_ERROR "attngen_add_kernel: SCHEDULE is required")
     endif ()
-    foreach (v IN ITEMS HEADS KV_HEADS D_K D_V MAX_QUERIES KEYS_ESTIMATE)
+    foreach (v IN ITEMS HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS KEYS_ESTIMATE)
         if (DEFINED K_${v} AND NOT K_${v} MATCHES "^[1-9][0-9]*$")
             message(FATAL_ERROR "attngen_add_kernel: ${v} must be a positive integer, got '${K_${v}}'")
         endif ()
@@ -108,6 +113,9 @@ function(attngen_add_kernel)
     endif ()
     if (K_MAX_QUERIES AND NOT K_OP STREQUAL "attention")
         message(FATAL_ERROR "attngen_add_kernel: MAX_QUERIES applies to OP attention only")
+    endif ()
+    if (K_MIN_KEYS AND NOT K_OP STREQUAL "attention")
+        message(FATAL_ERROR "attngen_add_kernel: MIN_KEYS applies to OP attention only")
     endif ()
     if (K_KEYS_ESTIMATE AND NOT (K_OP STREQUAL "attention"
                                  AND K_SCHEDULE IN_LIST ATTNGEN_AUTOSCHEDULERS))
@@ -178,7 +186,7 @@ function(attngen_add_kernel)
     else ()
         set_property(GLOBAL APPEND PROPERTY ATTNGEN_STAGE_KERNELS ${name})
     endif ()
-    foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES)
+    foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS)
         if (NOT K_${v})
             set(K_${v} 0)
         endif ()
@@ -205,8 +213,8 @@ function(attngen_write_registry OUTPUT)
     set(includes "")
     set(entries "")
     foreach (k IN LISTS kernels)
-        foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES TUNING CAUSAL PROBS CUDA
-                          TARGETS)
+        foreach (v IN ITEMS OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS TUNING CAUSAL
+                          PROBS CUDA TARGETS)
             get_property(${v} GLOBAL PROPERTY ATTNGEN_KERNEL_${k}_${v})
         endforeach ()
         string(APPEND includes "#include \"${k}.h\"\n")
@@ -222,7 +230,8 @@ function(attngen_write_registry OUTPUT)
         endif ()
         string(APPEND entries
             "    {\"${k}\", Op::${OP}, \"${SCHEDULE}\", \"${TARGETS}\", \"${TUNING}\", ${CAUSAL}, "
-            "${PROBS}, ${HEADS}, ${KV_HEADS}, ${D_K}, ${D_V}, ${MAX_QUERIES}, ${attention_fn}, "
+            "${PROBS}, ${HEADS}, ${KV_HEADS}, ${D_K}, ${D_V}, ${MAX_QUERIES}, ${MIN_KEYS}, "
+            "${attention_fn}, "
             "${probs_fn}, ${mha_fn}, ${CUDA}},\n")
     endforeach ()
     # A build may compile no kernel of a kind; C++ has no empty arrays, so such a table holds

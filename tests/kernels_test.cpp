@@ -19,7 +19,7 @@ AttentionCase CaseFor(const KernelInfo &k, int64_t nq) {
     AttentionCase c;
     const int64_t heads = k.heads > 0 ? k.heads : 4;
     const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
-    const int64_t nk = KeysFor(nq);
+    const int64_t nk = KeysFor(k, nq);
     c.shape = {2, heads, kv_heads, nq, nk, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
     c.causal = k.causal;
     c.key_lengths = {nk, nk - 7};
@@ -30,7 +30,7 @@ TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
     const KernelInfo &k = GetParam();
     std::vector<int64_t> query_counts;
     if (k.max_queries > 0) {
-        query_counts = {1, k.max_queries};
+        query_counts = {FewestQueriesFor(k), k.max_queries};
     } else {
         query_counts = {QueriesBeyondEveryBound()};
     }
@@ -63,6 +63,39 @@ TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiled, KernelTest, ::testing::ValuesIn(AttentionKernels()), KernelName);
+
+// Runs a non-causal cpu_fused call of the shape (B1 H2 KV1, head dims d) and returns the kernel
+// that served it, after checking its result.
+std::string KernelForCall(int64_t nq, int64_t nk, int64_t d) {
+    AttentionCase c;
+    c.shape = {1, 2, 1, nq, nk, d, d};
+    c.key_lengths = {nk};
+    c.prepare(22);
+    std::vector<float> out, lse;
+    AttentionArgs args = ArgsFor(c, &out, &lse, nullptr, NAN);
+    args.schedule = "cpu_fused";
+    CallInfo info;
+    Status status = attention(args, &info);
+    EXPECT_TRUE(status.ok()) << status.to_string();
+    EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out of " << info.kernel;
+    EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse of " << info.kernel;
+    return info.kernel;
+}
+
+// A kernel for long sequences takes calls from its key bound on; one key fewer goes to another
+// kernel.
+TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
+    int long_kernels = 0;
+    for (const KernelInfo &k : AttentionKernels()) {
+        if (k.min_keys == 0 || k.schedule != "cpu_fused") continue;
+        long_kernels++;
+        SCOPED_TRACE(k.name);
+        const int64_t nq = QueriesBeyondEveryBound();
+        EXPECT_NE(KernelForCall(nq, k.min_keys - 1, k.d_k), k.name);
+        EXPECT_EQ(KernelForCall(nq, k.min_keys, k.d_k), k.name);
+    }
+    if (long_kernels == 0) GTEST_SKIP() << "this build has no cpu_fused kernel for long sequences";
+}
 
 }  // namespace
 }  // namespace attngen::test

@@ -28,7 +28,7 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
         const int64_t heads = k.heads > 0 ? k.heads : 4;
         const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
         const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound();
-        const int64_t nk = KeysFor(nq);
+        const int64_t nk = KeysFor(k, nq);
         c_.shape = {2, heads, kv_heads, nq, nk, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
         c_.causal = k.causal;
         // Batch element 1 masks its last 7 keys by its length.

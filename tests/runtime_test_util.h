@@ -35,10 +35,29 @@ inline int64_t QueriesBeyondEveryBound() {
     return nq;
 }
 
+// The fewest queries for which the dispatch prefers kernel k, which has a query bound: one more
+// than the next tighter bound among the compiled kernels (1 where k's is the tightest), since the
+// tightest bound that fits a call wins.
+inline int64_t FewestQueriesFor(const KernelInfo &k) {
+    int64_t below = 0;
+    for (const auto &other : list_kernels()) {
+        if (other.max_queries > 0 && other.max_queries < k.max_queries) {
+            below = std::max<int64_t>(below, other.max_queries);
+        }
+    }
+    return below + 1;
+}
+
 // Nk for such a test call: 8 keys more than its queries (45 at Nq 37), so that causal rows see
 // between 9 and Nk keys.
 inline int64_t KeysFor(int64_t nq) {
     return std::max<int64_t>(45, nq + 8);
+}
+
+// Nk for a test call that kernel k must serve: as above, and for a kernel meant for long
+// sequences (min_keys) 37 keys beyond its bound, which no block of keys divides.
+inline int64_t KeysFor(const KernelInfo &k, int64_t nq) {
+    return k.min_keys > 0 ? std::max<int64_t>(KeysFor(nq), k.min_keys + 37) : KeysFor(nq);
 }
 
 inline std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {

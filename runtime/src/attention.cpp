@@ -120,6 +120,7 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
     request.d_k = d_k;
     request.d_v = d_v;
     request.queries = nq;
+    request.keys = nk;
     request.cuda = use_cuda;
     const detail::KernelEntry *kernel = given;
     if (kernel != nullptr) {

@@ -30,16 +30,20 @@ bool matches(int specialized, int64_t actual) {
 
 // How many properties of a call a kernel is specialized to; more wins.
 int specialization(const KernelEntry &k) {
-    return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0) + (k.max_queries > 0);
+    return (k.heads > 0) + (k.kv_heads > 0) + (k.d_k > 0) + (k.d_v > 0) + (k.max_queries > 0) +
+           (k.min_keys > 0);
 }
 
 // Between two kernels that both match a call: the one specialized to more of its properties,
-// then the one for the fewest queries (a decode kernel over a short-run one), then a tuned one.
+// then one bounded in queries (a decode or short-run kernel, whose path is organized around few
+// queries) over one that is not (such as a kernel for long sequences), then the one for the
+// fewest queries (a decode kernel over a short-run one), then the one for the most keys, then a
+// tuned one.
 bool better(const KernelEntry &a, const KernelEntry &b) {
     if (specialization(a) != specialization(b)) return specialization(a) > specialization(b);
-    if (a.max_queries != b.max_queries && a.max_queries > 0 && b.max_queries > 0) {
-        return a.max_queries < b.max_queries;
-    }
+    if ((a.max_queries > 0) != (b.max_queries > 0)) return a.max_queries > 0;
+    if (a.max_queries != b.max_queries) return a.max_queries < b.max_queries;
+    if (a.min_keys != b.min_keys) return a.min_keys > b.min_keys;
     return a.tuning[0] != '\0' && b.tuning[0] == '\0';
 }
 
@@ -92,7 +96,8 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
         if (request.cuda && !k.cuda) continue;
         if (!matches(k.heads, request.heads) || !matches(k.kv_heads, request.kv_heads) ||
             !matches(k.d_k, request.d_k) || !matches(k.d_v, request.d_v) ||
-            (k.max_queries > 0 && request.queries > k.max_queries)) {
+            (k.max_queries > 0 && request.queries > k.max_queries) ||
+            (k.min_keys > 0 && request.keys < k.min_keys)) {
             continue;
         }
         if (best == nullptr || better(k, *best)) best = &k;
@@ -140,7 +145,8 @@ Status check_kernel_fits(const KernelEntry &k, const KernelRequest &r) {
                             std::to_string(pair.second));
         }
     }
-    // A decode kernel runs any number of queries correctly, only slower; it is not refused.
+    // A decode kernel runs any number of queries correctly, only slower, and a kernel for long
+    // sequences any number of keys; neither is refused.
     return Status::Ok();
 }
 
@@ -159,6 +165,7 @@ KernelEntry entry_of(const KernelDescriptor &d) {
     e.d_k = d.d_k;
     e.d_v = d.d_v;
     e.max_queries = d.max_queries;
+    e.min_keys = 0;
     e.attention = d.attention;
     e.attention_probs = d.attention_probs;
     e.mha = d.mha;

@@ -19,6 +19,7 @@ struct KernelRequest {
     bool probs = false;
     int64_t heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
     int64_t queries = 0;  // Nq of the call.
+    int64_t keys = 0;     // Nk of the call.
     bool cuda = false;    // Only kernels with a CUDA entry; empty schedule prefers cuda_fused.
 };
 

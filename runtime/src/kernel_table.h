@@ -31,6 +31,8 @@ struct KernelEntry {
     int heads, kv_heads, d_k, d_v;
     // 0: any number of queries; otherwise the kernel is meant for calls with at most this many.
     int max_queries;
+    // 0: any number of keys; otherwise the kernel is meant for calls with at least this many.
+    int min_keys;
     // Exactly one is set, according to op and probs.
     AttentionFn attention;
     AttentionProbsFn attention_probs;

@@ -36,6 +36,7 @@ std::vector<KernelInfo> list_kernels() {
         info.d_k = k.d_k;
         info.d_v = k.d_v;
         info.max_queries = k.max_queries;
+        info.min_keys = k.min_keys;
         info.tuning = k.tuning;
         info.selected_target = detail::selected_target(k.targets);
         info.cuda = k.cuda;

@@ -15,14 +15,15 @@ std::string fixed(int value) {
 
 void run_list() {
     const auto kernels = list_kernels();
-    std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %s\n", "kernel", "op", "schedule",
-                "causal", "probs", "H", "H_kv", "d_k", "d_v", "Nq");
+    std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %-5s %s\n", "kernel", "op",
+                "schedule", "causal", "probs", "H", "H_kv", "d_k", "d_v", "Nq", "Nk");
     for (const auto &k : kernels) {
         std::string nq = k.max_queries == 0 ? "any" : "<=" + std::to_string(k.max_queries);
-        std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %s\n", k.name.c_str(),
+        std::string nk = k.min_keys == 0 ? "any" : ">=" + std::to_string(k.min_keys);
+        std::printf("%-46s %-9s %-10s %-6s %-5s %-4s %-4s %-4s %-4s %-5s %s\n", k.name.c_str(),
                     k.op.c_str(), k.schedule.c_str(), k.causal ? "yes" : "no",
                     k.probs ? "yes" : "no", fixed(k.heads).c_str(), fixed(k.kv_heads).c_str(),
-                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), nq.c_str());
+                    fixed(k.d_k).c_str(), fixed(k.d_v).c_str(), nq.c_str(), nk.c_str());
     }
     // Kernels share their targets (the CUDA kernels have their own list); say once per list
     // which entry this machine runs.

@@ -122,10 +122,15 @@ class BucketSearch {
         default_ms_.resize(shapes_.size());
         for (std::size_t s = 0; s < shapes_.size(); s++) {
             const Bucket built = default_build_bucket(shapes_[s]);
-            const Candidate hand{hand_schedule,
-                                 schedules::find_schedule(hand_schedule)
-                                     ->attention_search_space(context_for(built, options_.target))
-                                     .defaults()};
+            Candidate hand{hand_schedule,
+                           schedules::find_schedule(hand_schedule)
+                               ->attention_search_space(context_for(built, options_.target))
+                               .defaults()};
+            if (hand_schedule == "cpu_fused") {
+                for (const auto &[name, value] : default_build_params(shapes_[s])) {
+                    hand.params[name] = value;
+                }
+            }
             hand_.emplace_back(built, hand);
             const Measurement m = evaluate(shapes_[s], hand, built);
             default_ms_[s] = m.ok() ? m.median_ms : 0;

@@ -101,6 +101,14 @@ Bucket default_build_bucket(const TuneShape &shape) {
     return b;
 }
 
+std::map<std::string, int> default_build_params(const TuneShape &shape) {
+    const Bucket b = default_build_bucket(shape);
+    if (!b.causal && b.max_queries == 0 && b.d_k > 0 && shape.nk >= kLongKeys) {
+        return {{"key_block", 1024}};
+    }
+    return {};
+}
+
 std::vector<std::string> default_shape_specs() {
     return {
         "h=8,nq=1024,d=80",         // Head dim 80.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,17 @@ struct TuneShape {
 // It is the "hand default" that tuned kernels are measured against.
 Bucket default_build_bucket(const TuneShape &shape);
 
+// The parameters that the default build compiles that kernel with beyond the schedule's
+// defaults: its kernels for long sequences (MIN_KEYS 8192 in kernels/CMakeLists.txt) walk the
+// keys in blocks of 1024 (key_block).
+std::map<std::string, int> default_build_params(const TuneShape &shape);
+
 // Query counts that get their own kernels: decode steps (one to a few tokens against a cache)
 // and short runs of queries (a chunk of a prompt, speculative decoding).
 constexpr int kDecodeQueries = 8;
 constexpr int kShortQueries = 64;
+// The key count from which the default build runs its kernels for long sequences.
+constexpr int kLongKeys = 8192;
 
 // The shapes that `attngen tune` and the build tune by default: head dims the hand-written
 // defaults were not written for (80, 96, 256), a short run of queries against a long cache,

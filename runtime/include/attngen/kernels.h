@@ -20,6 +20,9 @@ struct KernelInfo {
     // 0 where the kernel serves any number of queries; otherwise the most it is meant for
     // (a decode kernel). The runtime prefers such a kernel when a call fits.
     int max_queries = 0;
+    // 0 where the kernel serves any number of keys; otherwise the fewest it is meant for (a
+    // kernel for long sequences). The runtime prefers such a kernel when a call fits.
+    int min_keys = 0;
     std::string tuning;  // Schedule parameters it was compiled with; empty for the defaults.
     // The one of `targets` that runs on this CPU (the most capable one it supports, within
     // ATTNGEN_MAX_CPU_ISA); empty if none can.
