@@ -97,5 +97,27 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
     if (long_kernels == 0) GTEST_SKIP() << "this build has no cpu_fused kernel for long sequences";
 }
 
+// A decode step of head dim 64 or 128 runs on the decode kernel of its head dim (the tightest
+// query bound among them), also with as many keys as a kernel for long sequences takes: the
+// decode path splits the keys across threads.
+TEST(KernelBounds, DecodeStepsRunOnTheDecodeKernelOfTheirHeadDim) {
+    for (const int64_t d : {64, 128}) {
+        std::string decode;
+        int bound = 0;
+        for (const KernelInfo &k : list_kernels()) {
+            if (k.op == "attention" && k.schedule == "cpu_fused" && !k.causal && !k.probs &&
+                k.max_queries > 0 && k.d_k == d && k.d_v == d &&
+                (decode.empty() || k.max_queries < bound)) {
+                decode = k.name;
+                bound = k.max_queries;
+            }
+        }
+        if (decode.empty()) continue;
+        SCOPED_TRACE(decode);
+        EXPECT_EQ(KernelForCall(1, 300, d), decode);
+        EXPECT_EQ(KernelForCall(1, 8192 + 37, d), decode);
+    }
+}
+
 }  // namespace
 }  // namespace attngen::test

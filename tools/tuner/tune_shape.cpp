@@ -96,8 +96,12 @@ Bucket default_build_bucket(const TuneShape &shape) {
     b.d_k = specialized ? static_cast<int>(shape.d_k) : 0;
     b.d_v = specialized ? static_cast<int>(shape.d_v) : 0;
     b.max_queries = shape.nq <= kDecodeQueries ? kDecodeQueries : 0;
-    // The default build's decode kernels specialize head dim 128 only.
-    if (b.max_queries > 0 && shape.d_k != 128) b.d_k = b.d_v = 0;
+    // Head dim 64 has decode kernels for up to two queries without the causal mask and up to
+    // eight with it (kernels/CMakeLists.txt); the other counts below eight run in the d64
+    // kernel, which outranks the generic decode kernel.
+    if (b.max_queries > 0 && shape.d_k == 64 && shape.d_v == 64) {
+        b.max_queries = shape.causal ? kDecodeQueries : shape.nq <= 2 ? 2 : 0;
+    }
     return b;
 }
 
