@@ -17,12 +17,9 @@ class KernelTest : public ::testing::TestWithParam<KernelInfo> {};
 // tile so that every tail path runs.
 AttentionCase CaseFor(const KernelInfo &k, int64_t nq) {
     AttentionCase c;
-    const int64_t heads = k.heads > 0 ? k.heads : 4;
-    const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
-    const int64_t nk = KeysFor(k, nq);
-    c.shape = {2, heads, kv_heads, nq, nk, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+    c.shape = ShapeFor(k, nq);
     c.causal = k.causal;
-    c.key_lengths = {nk, nk - 7};
+    c.key_lengths = {c.shape.nk, c.shape.nk - 7};
     return c;
 }
 

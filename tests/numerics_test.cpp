@@ -25,14 +25,11 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
   protected:
     void SetUp() override {
         const KernelInfo &k = GetParam();
-        const int64_t heads = k.heads > 0 ? k.heads : 4;
-        const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : 2;
         const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound();
-        const int64_t nk = KeysFor(k, nq);
-        c_.shape = {2, heads, kv_heads, nq, nk, k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+        c_.shape = ShapeFor(k, nq);
         c_.causal = k.causal;
         // Batch element 1 masks its last 7 keys by its length.
-        c_.key_lengths = {nk, nk - 7};
+        c_.key_lengths = {c_.shape.nk, c_.shape.nk - 7};
         c_.prepare(41);
         clean_ = Run(c_.q, c_.k, c_.v);
     }

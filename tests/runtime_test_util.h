@@ -60,6 +60,18 @@ inline int64_t KeysFor(const KernelInfo &k, int64_t nq) {
     return k.min_keys > 0 ? std::max<int64_t>(KeysFor(nq), k.min_keys + 37) : KeysFor(nq);
 }
 
+// The shape of a test call that kernel k must serve with nq queries: two batch elements (the
+// callers mask the second one's last keys by its length), the kernel's head counts or 4 query
+// heads sharing 2 key/value heads, its head dims or 24 and 20. A kernel for long sequences gets 2
+// query heads sharing one: its calls have over 8000 keys, and at 4 heads the fp64 and fp32
+// references made each such test take 20-50 s under the sanitizers.
+inline reference::AttentionShape ShapeFor(const KernelInfo &k, int64_t nq) {
+    const bool long_keys = k.min_keys > 0;
+    const int64_t heads = k.heads > 0 ? k.heads : (long_keys ? 2 : 4);
+    const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : (long_keys ? 1 : 2);
+    return {2, heads, kv_heads, nq, KeysFor(k, nq), k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+}
+
 inline std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {
     return info.param.name;
 }
