@@ -94,6 +94,26 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
     if (long_kernels == 0) GTEST_SKIP() << "this build has no cpu_fused kernel for long sequences";
 }
 
+// Block kernels split P V's keys into chunks once a head's values (Nk x d_v floats) exceed half
+// of a 1 MiB L2, 2048 x 64 floats (cpu_fused's kChunkedValueFloats): calls past that size run a
+// specialization that the short calls of KernelTest never reach. 301 keys more, so that no chunk
+// of 128 to 1024 keys divides them.
+TEST(KernelBounds, BlockKernelsMatchTheReferenceWithValuesBeyondTheCache) {
+    int block_kernels = 0;
+    for (const KernelInfo &k : AttentionKernels()) {
+        if (k.schedule != "cpu_fused" || k.causal || k.probs || k.max_queries > 0 ||
+            k.min_keys > 0 || k.d_k <= 0 || k.d_k != k.d_v || (k.heads > 0 && k.heads != 2)) {
+            continue;
+        }
+        block_kernels++;
+        SCOPED_TRACE(k.name);
+        const int64_t nk = 2048 * 64 / k.d_v + 301;
+        EXPECT_EQ(KernelForCall(QueriesBeyondEveryBound(), nk, k.d_k), k.name);
+    }
+    if (block_kernels == 0)
+        GTEST_SKIP() << "this build has no cpu_fused block kernel of one head dim";
+}
+
 // A decode step of head dim 64 or 128 runs on the decode kernel of its head dim (the tightest
 // query bound among them), also with as many keys as a kernel for long sequences takes: the
 // decode path splits the keys across threads.

@@ -107,6 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
         PathCase{"features_tile=1", 0, 0}, PathCase{"features_tile=0,value_tile=6", 0, 64},
         PathCase{"features_tile=1,query_vectors=1,value_rows=2,value_vectors=3", 0, 0},
         PathCase{"features_tile=1,query_vectors=3,value_rows=8,value_vectors=1", 0, 80},
+        // 1100 keys of 128 values pass the size from which P V splits its keys (2048 x 64).
+        PathCase{"features_tile=1,value_key_chunk=128", 0, 128},
         PathCase{"split_keys=1,decode_key_chunk=256,decode_key_unroll=4", 64, 0}),
     Name);
 
