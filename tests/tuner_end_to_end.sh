@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # attngen tune end to end: a few seconds of tuning on tiny shapes write a database; a build of
 # attngen reads it and compiles the tuned kernels; those kernels pass the correctness list.
-#   tuner_end_to_end.sh <attngen> <source dir> <native build dir> <target>
+#   tuner_end_to_end.sh <attngen> <source dir> <native build dir> <target> [<budget in s>]
 set -euo pipefail
 attngen="$1"
 source_dir="$2"
 native_build="$3"
 target="$4"
+budget="${5:-24}"
 work=$(mktemp -d)
 trap '[ "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 
@@ -14,7 +15,7 @@ trap '[ "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 # --min-speedup 0 keeps the fastest candidate other than the default even when a few seconds of
 # search find nothing faster (on a busy machine they often do not): this test is about the path
 # from the database to compiled, correct kernels, not about the search finding a speedup.
-"$attngen" tune --shapes "h=4,kv=2,nq=256,d=24" "h=8,nq=1,nk=4096,d=24,causal" --budget 24 \
+"$attngen" tune --shapes "h=4,kv=2,nq=256,d=24" "h=8,nq=1,nk=4096,d=24,causal" --budget "$budget" \
     --no-autoschedulers --runs 5 --min-speedup 0 --target "$target" --out "$work/tuning.json" \
     > "$work/tune.log"
 cat "$work/tune.log"
