@@ -26,7 +26,7 @@ class ScheduledAttention : public Computation {
     std::string label() const override { return info_.kernel; }
 
   private:
-    std::vector<float> out_;
+    Floats out_;
     AttentionArgs args_;
     CallInfo info_;
 };
@@ -59,7 +59,7 @@ class ScheduledLayer : public Computation {
     const float *output() const override { return out_.data(); }
 
   private:
-    std::vector<float> out_;
+    Floats out_;
     MultiHeadAttention layer_;
     Status create_status_;
     TensorView x_, y_;

@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "aligned_floats.h"
 #include "thread_runtimes.h"
 
 namespace attngen::bench {
@@ -20,7 +21,7 @@ constexpr std::size_t kReadFloats = (std::size_t{256} << 20) / sizeof(float);
 constexpr int kPeakRuns = 5;
 
 struct SgemmBuffers {
-    std::vector<float> a, b, c;
+    Floats a, b, c;
     SgemmBuffers() {
         const std::size_t n = std::size_t{kSgemmSize} * kSgemmSize;
         // Values do not matter to the speed of a GEMM; small ones keep the sums finite.
@@ -35,9 +36,9 @@ SgemmBuffers &sgemm_buffers() {
     return buffers;
 }
 
-const std::vector<float> &read_array() {
+const Floats &read_array() {
     // Ones, written once, so that every page is mapped before the first timed pass.
-    static const std::vector<float> data(kReadFloats, 1.0f);
+    static const Floats data(kReadFloats, 1.0f);
     return data;
 }
 

@@ -9,10 +9,10 @@ namespace attngen::bench {
 
 namespace {
 
-std::vector<float> uniform(std::size_t n, uint32_t seed, float bound) {
+Floats uniform(std::size_t n, uint32_t seed, float bound) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(-bound, bound);
-    std::vector<float> values(n);
+    Floats values(n);
     for (float &x : values) x = dist(rng);
     return values;
 }

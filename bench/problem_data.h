@@ -2,18 +2,17 @@
 // shared by every implementation, so that all of them compute the same output.
 #pragma once
 
-#include <vector>
-
+#include "aligned_floats.h"
 #include "shapes.h"
 
 namespace attngen::bench {
 
 struct ProblemData {
     // Attention shapes: q [B, H, Nq, d], k and v [B, H_kv, Nk, d], C order.
-    std::vector<float> q, k, v;
+    Floats q, k, v;
     // Multi-head layer shapes: x [B, N, d_model], w_q, w_k, w_v [d_model, H d],
     // w_o [H d, d_model]; the layer has no biases.
-    std::vector<float> x, w_q, w_k, w_v, w_o;
+    Floats x, w_q, w_k, w_v, w_o;
 };
 
 // The inputs of `shape`, made on first use and kept for the life of the process.

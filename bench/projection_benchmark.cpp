@@ -39,10 +39,10 @@ const BenchShape &layer_shape() {
 
 struct ProjectionData {
     int rows = 0, in = 0, out = 0;
-    const std::vector<float> *x = nullptr, *w = nullptr;  // problem_data's x and w_q.
-    std::vector<float> bias;                              // Zeros.
-    std::vector<double> expected;                         // The fp64 reference y.
-    std::vector<float> naive;                             // The naive float32 y (compare.h).
+    const Floats *x = nullptr, *w = nullptr;  // problem_data's x and w_q.
+    Floats bias;                              // Zeros.
+    std::vector<double> expected;             // The fp64 reference y.
+    std::vector<float> naive;                 // The naive float32 y (compare.h).
 
     double flops() const { return 2.0 * rows * in * out; }
 };
@@ -72,7 +72,7 @@ const ProjectionData &projection_data() {
 }
 
 // Empty, or how y differs from the fp64 reference (reference::compare's yardstick).
-std::string check(const std::vector<float> &y) {
+std::string check(const Floats &y) {
     const ProjectionData &d = projection_data();
     const reference::Comparison c =
         reference::compare(y.data(), d.expected.data(), d.naive.data(), std::int64_t(y.size()));
@@ -112,7 +112,7 @@ void time_projection(benchmark::State &state, int threads, ThreadRuntimes runtim
 void stage_kernel_projection(benchmark::State &state, const stage_kernels::StageKernel &kernel,
                              int threads) {
     const ProjectionData &d = projection_data();
-    std::vector<float> y(std::size_t(d.rows) * d.out);
+    Floats y(std::size_t(d.rows) * d.out);
     // Halide's dimensions are reversed: x (d_in, rows, batch), w (d_out, d_in), y (d_out, rows,
     // batch). The buffers only view the data, which stays constant.
     Halide::Runtime::Buffer<float> x(const_cast<float *>(d.x->data()), d.in, d.rows, 1);
@@ -135,7 +135,7 @@ void stage_kernel_projection(benchmark::State &state, const stage_kernels::Stage
 
 void openblas_projection(benchmark::State &state, int threads) {
     const ProjectionData &d = projection_data();
-    std::vector<float> y(std::size_t(d.rows) * d.out);
+    Floats y(std::size_t(d.rows) * d.out);
     openblas_set_num_threads(threads);
     time_projection(
         state, threads, kOpenBlasThreads,

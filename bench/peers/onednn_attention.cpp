@@ -122,7 +122,7 @@ class OneDnnAttention : public Computation {
   private:
     dnnl::engine engine_;
     dnnl::stream stream_;
-    std::vector<float> out_;
+    Floats out_;
     std::unique_ptr<OneDnnHeads> heads_;
 };
 
@@ -187,7 +187,7 @@ class OneDnnLayer : public Computation {
   private:
     dnnl::engine engine_;
     dnnl::stream stream_;
-    std::vector<float> out_, q_, k_, v_, heads_out_;
+    Floats out_, q_, k_, v_, heads_out_;
     std::vector<Projection> projections_;
     std::unique_ptr<OneDnnHeads> heads_;
     std::unique_ptr<Projection> output_projection_;

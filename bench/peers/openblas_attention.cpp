@@ -42,7 +42,7 @@ struct HeadLayout {
     int64_t out_batch, out_head, out_row;
 };
 
-void all_heads(const BenchShape &s, const HeadLayout &l, int threads, std::vector<float> &scratch) {
+void all_heads(const BenchShape &s, const HeadLayout &l, int threads, Floats &scratch) {
     const int64_t pairs = s.batch * s.heads, group = s.heads / s.kv_heads;
     openblas_set_num_threads(1);
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -90,7 +90,7 @@ class OpenBlasAttention : public Computation {
     const BenchShape &shape_;
     const ProblemData &data_;
     int threads_;
-    std::vector<float> out_, scratch_;
+    Floats out_, scratch_;
 };
 
 class OpenBlasLayer : public Computation {
@@ -139,7 +139,7 @@ class OpenBlasLayer : public Computation {
     const BenchShape &shape_;
     const ProblemData &data_;
     int threads_;
-    std::vector<float> out_, scratch_, q_, k_, v_, heads_;
+    Floats out_, scratch_, q_, k_, v_, heads_;
 };
 
 }  // namespace

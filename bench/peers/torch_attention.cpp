@@ -18,7 +18,7 @@ namespace attngen::bench {
 
 namespace {
 
-at::Tensor wrap(const std::vector<float> &data, at::IntArrayRef shape) {
+at::Tensor wrap(const Floats &data, at::IntArrayRef shape) {
     // from_blob does not copy; the inputs are only read.
     return at::from_blob(const_cast<float *>(data.data()), shape, at::kFloat);
 }
