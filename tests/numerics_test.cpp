@@ -178,6 +178,54 @@ TEST_P(NonFiniteTest, PositiveInfScoreMakesRowNan) {
     ExpectRowsSeeingKey3Nan(o);
 }
 
+TEST_P(NonFiniteTest, NanInQueryMakesOnlyItsRowNan) {
+    // The softmax finds NaN rows once per row, in vector lanes of a block of queries: the other
+    // rows of the block, head and batch element must stay bitwise clean.
+    const auto &s = c_.shape;
+    const int64_t b = 0, h = s.heads - 1, i = s.nq / 2;
+    auto q = c_.q;
+    q[Row(b, h, i) * s.d_k + s.d_k - 1] = NAN;
+    Outputs o = Run(q, c_.k, c_.v);
+    for (int64_t bb = 0; bb < s.batch; bb++)
+        for (int64_t hh = 0; hh < s.heads; hh++)
+            for (int64_t ii = 0; ii < s.nq; ii++) {
+                if (bb == b && hh == h && ii == i) {
+                    ExpectRowNan(o, b, i, Row(b, h, i));
+                } else {
+                    ExpectRowUnchanged(o, Row(bb, hh, ii));
+                }
+            }
+}
+
+TEST_P(NonFiniteTest, NegativeInfScoreLeavesItsKeyWithoutInfluence) {
+    // q[..., 0] = 1 and k[key 3, 0] = -inf give key 3 the score -inf in every row that sees it:
+    // an ordinary score whose weight vanishes, so that key 3's value, however large, leaves the
+    // rows finite and as they are with the opposite value.
+    const auto &s = c_.shape;
+    auto q = c_.q, k = c_.k;
+    for (int64_t n = 0; n < s.batch * s.heads * s.nq; n++) q[n * s.d_k] = 1.0f;
+    k[KIndex(0, 0, 3, 0)] = -INFINITY;
+    auto v_high = c_.v, v_low = c_.v;
+    for (int64_t e = 0; e < s.d_v; e++) {
+        v_high[VIndex(0, 0, 3, e)] = 1e6f;
+        v_low[VIndex(0, 0, 3, e)] = -1e6f;
+    }
+    Outputs high = Run(q, k, v_high), low = Run(q, k, v_low);
+    ForEachRow(0, 3, [&](int64_t b, int64_t h, int64_t i, bool affected) {
+        const int64_t row = Row(b, h, i);
+        EXPECT_TRUE(std::isfinite(high.lse[row])) << "lse of row " << row << ": " << high.lse[row];
+        EXPECT_EQ(std::memcmp(&high.lse[row], &low.lse[row], 4), 0) << "lse of row " << row;
+        for (int64_t e = 0; e < s.d_v; e++) {
+            const float a = high.out[row * s.d_v + e], z = low.out[row * s.d_v + e];
+            EXPECT_TRUE(std::isfinite(a)) << "row " << row << " e " << e << ": " << a;
+            EXPECT_NEAR(a, z, 1e-6f * (1.0f + std::fabs(z))) << "row " << row << " e " << e;
+        }
+        if (affected && !high.probs.empty()) {
+            EXPECT_LE(high.probs[row * s.nk + 3], 1e-30f) << "row " << row;
+        }
+    });
+}
+
 TEST_P(NonFiniteTest, NanInAllowedValueMakesItsOutputColumnNan) {
     const auto &s = c_.shape;
     const int64_t column = 1;

@@ -36,14 +36,18 @@ KeyMask define_key_mask(const Func &key_lengths, const Expr &nq, const Expr &nk,
     return mask;
 }
 
-std::pair<RDom, RDom> reduce_over_keys(Func f, const std::vector<Expr> &args, const KeyMask &mask,
-                                       const Expr &nk, const std::function<Expr(Expr)> &value,
-                                       const std::function<Expr(Expr, Expr)> &combine,
-                                       const std::string &name) {
+namespace {
+
+// The two update definitions of reduce_over_keys; Value is Expr or Tuple.
+template <typename Value>
+std::pair<RDom, RDom> reduce_prefix(Func f, const std::vector<Expr> &args, const KeyMask &mask,
+                                    const Expr &nk, const std::function<Value(Expr)> &value,
+                                    const std::function<Value(Value, Value)> &combine,
+                                    const std::string &name) {
     const Dims &v = dims();
     RDom dense(0, nk, name + "_dense");
     dense.where(dense < mask.dense_end(v.i, v.b));
-    f(args) = combine(f(args), value(dense));
+    f(args) = combine(Value(f(args)), value(dense));
     RDom band;
     if (mask.causal) {
         band = RDom(0, kCausalGroup, name + "_band");
@@ -53,9 +57,28 @@ std::pair<RDom, RDom> reduce_over_keys(Func f, const std::vector<Expr> &args, co
         band.where(band < mask.end(v.i, v.b) - mask.dense_end(v.i, v.b));
         // The clamp changes no allowed key; it tells bounds inference, which does not look at
         // the predicate, that keys past nk are never read.
-        f(args) = combine(f(args), value(Halide::min(key, nk - 1)));
+        f(args) = combine(Value(f(args)), value(Halide::min(key, nk - 1)));
     }
     return {dense, band};
+}
+
+}  // namespace
+
+std::pair<RDom, RDom> reduce_over_keys(Func f, const std::vector<Expr> &args, const KeyMask &mask,
+                                       const Expr &nk, const std::function<Expr(Expr)> &value,
+                                       const std::function<Expr(Expr, Expr)> &combine,
+                                       const std::string &name) {
+    return reduce_prefix<Expr>(f, args, mask, nk, value, combine, name);
+}
+
+std::pair<RDom, RDom> reduce_tuple_over_keys(
+    Func f, const std::vector<Expr> &args, const KeyMask &mask, const Expr &nk,
+    const std::function<Halide::Tuple(Expr)> &value,
+    const std::function<Halide::Tuple(const Halide::Tuple &, const Halide::Tuple &)> &combine,
+    const std::string &name) {
+    const std::function<Halide::Tuple(Halide::Tuple, Halide::Tuple)> by_value =
+        [&](Halide::Tuple a, Halide::Tuple x) { return combine(a, x); };
+    return reduce_prefix<Halide::Tuple>(f, args, mask, nk, value, by_value, name);
 }
 
 }  // namespace attngen::algorithm

@@ -53,4 +53,11 @@ std::pair<Halide::RDom, Halide::RDom> reduce_over_keys(
     const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
     const std::string &name);
 
+// reduce_over_keys for a Func of several values: f(args) = combine(f(args), value(key)).
+std::pair<Halide::RDom, Halide::RDom> reduce_tuple_over_keys(
+    Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
+    const Halide::Expr &nk, const std::function<Halide::Tuple(Halide::Expr)> &value,
+    const std::function<Halide::Tuple(const Halide::Tuple &, const Halide::Tuple &)> &combine,
+    const std::string &name);
+
 }  // namespace attngen::algorithm

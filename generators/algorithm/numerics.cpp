@@ -6,10 +6,7 @@ namespace attngen::algorithm {
 
 using Halide::Expr;
 
-Expr exp2_nonpositive(Expr x) {
-    // The argument is computed strictly, so that LLVM cannot assume it is not NaN (below).
-    x = Halide::strict_float(x);
-    const Expr input = x;
+Expr exp2_nonpositive_of_number(Expr x) {
     // Below -126 the result would leave the normal floats. There is no clamp above: x <= 0
     // here, and the result stays accurate up to x = 127.
     x = Halide::max(x, -126.0f);
@@ -40,13 +37,20 @@ Expr exp2_nonpositive(Expr x) {
     // clamp, k = -126 comes with r >= 0, so the result is a normal float.
     const Expr scaled_bits = Halide::reinterpret<uint32_t>(p) +
                              (Halide::reinterpret<uint32_t>(shifted) << Halide::Expr(uint32_t{23}));
+    return Halide::reinterpret<float>(scaled_bits);
+}
+
+Expr exp2_nonpositive(Expr x) {
+    // The argument is computed strictly, so that LLVM cannot assume it is not NaN (below).
+    x = Halide::strict_float(x);
+    const Expr scaled_bits = Halide::reinterpret<uint32_t>(exp2_nonpositive_of_number(x));
     // The clamp turns NaN into a finite bound, which would give a NaN score a finite weight and
     // let its row's output look valid. A NaN argument yields NaN instead, so that a NaN among a
     // row's allowed scores (or +inf, as inf - inf) makes the row NaN, as in PyTorch. is_nan is
     // evaluated strictly (one compare on AVX-512), and the choice is made on the bits: a float
     // select carries LLVM's no-NaNs flag, under which select(is_nan(x), x, y) may fold to y.
     return Halide::reinterpret<float>(
-        Halide::select(Halide::is_nan(input), Halide::reinterpret<uint32_t>(input), scaled_bits));
+        Halide::select(Halide::is_nan(x), Halide::reinterpret<uint32_t>(x), scaled_bits));
 }
 
 Expr base_two_scale(Expr scale) {
@@ -59,6 +63,15 @@ Expr keep_nan(Expr x, Expr value) {
     Expr is_nan = (bits & Halide::Expr(uint32_t{0x7fffffff})) > Halide::Expr(uint32_t{0x7f800000});
     return Halide::reinterpret<float>(
         Halide::select(is_nan, bits, Halide::reinterpret<uint32_t>(value)));
+}
+
+Expr magnitude_bits(Expr x) {
+    return Halide::reinterpret<uint32_t>(x) & Halide::Expr(uint32_t{0x7fffffff});
+}
+
+Expr nan_where(Expr condition, Expr value) {
+    return Halide::reinterpret<float>(Halide::select(condition, Halide::Expr(uint32_t{0x7fc00000}),
+                                                     Halide::reinterpret<uint32_t>(value)));
 }
 
 Expr masked_score() {

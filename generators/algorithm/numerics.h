@@ -25,6 +25,12 @@ constexpr float kLn2 = 0.693147180559945309f;
 // does no harm), beyond that undefined. A NaN argument gives NaN.
 Halide::Expr exp2_nonpositive(Halide::Expr x);
 
+// exp2_nonpositive without its NaN guard and without computing x strictly, for a stage that
+// deals with NaN once per row instead of once per element (the softmax, softmax.h): a NaN
+// argument gives some finite number. Three vector instructions fewer per vector of results, and
+// LLVM may fuse the multiply and subtract that usually compute x into one multiply-add.
+Halide::Expr exp2_nonpositive_of_number(Halide::Expr x);
+
 // scale log2(e), the factor that turns dot products into base-2 scores. Computed once, as a
 // strict product: Halide's simplifier would otherwise rewrite dot * (scale * c) as
 // (dot * scale) * c, two multiplies per score.
@@ -35,6 +41,13 @@ Halide::Expr base_two_scale(Halide::Expr scale);
 // is made on the bits: Halide compiles float code with LLVM's no-NaNs flag, under which a float
 // comparison with NaN may be folded away.
 Halide::Expr keep_nan(Halide::Expr x, Halide::Expr value);
+
+// The bits of |x|: above those of +inf (0x7f800000) exactly when x is NaN. Integer operations on
+// the bits cannot be folded away under LLVM's no-NaNs flag, as float comparisons with NaN can.
+Halide::Expr magnitude_bits(Halide::Expr x);
+
+// NaN where condition holds, else value; chosen on the bits (see keep_nan).
+Halide::Expr nan_where(Halide::Expr condition, Halide::Expr value);
 
 // The additive mask value of a disallowed key in the scores output.
 Halide::Expr masked_score();

@@ -26,14 +26,32 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
 
     f.row_max = Func("row_max");
     // The lowest finite float rather than -inf: a row whose allowed scores are all -inf (an
-    // input of -inf) then still has a finite maximum to subtract.
-    f.row_max(row) = std::numeric_limits<float>::lowest();
-    std::tie(f.max_keys, f.max_band) = reduce_over_keys(
-        f.row_max, row, mask, nk, exponent, [](Expr a, Expr x) { return Halide::max(a, x); },
+    // input of -inf) then still has a finite maximum to subtract. The second value is the
+    // largest magnitude of an allowed score, as bits (magnitude_bits), which tells whether the
+    // row has a NaN score: the pass over the scores that finds the maximum finds it too, two
+    // integer operations per vector in a pass that waits on memory more than on arithmetic,
+    // and the exponentials need no NaN guard of their own.
+    f.row_max(row) = Halide::Tuple(std::numeric_limits<float>::lowest(), Expr(uint32_t{0}));
+    std::tie(f.max_keys, f.max_band) = reduce_tuple_over_keys(
+        f.row_max, row, mask, nk,
+        [&](Expr key) {
+            // Strict, so that LLVM cannot assume that the score whose bits are tested is not NaN.
+            const Expr y = Halide::strict_float(exponent(key));
+            return Halide::Tuple(y, magnitude_bits(y));
+        },
+        [](const Halide::Tuple &a, const Halide::Tuple &x) {
+            return Halide::Tuple(Halide::max(a[0], x[0]), Halide::max(a[1], x[1]));
+        },
         "max_keys");
+    const Expr row_max = f.row_max(v.i, v.h, v.b)[0];
+    // A NaN among the allowed scores, or +inf (whose weight would be 2^(inf - inf)), makes the
+    // row NaN, as in PyTorch; -inf is an ordinary score whose weight vanishes.
+    const Expr inf_bits = Expr(uint32_t{0x7f800000});
+    const Expr nan_row = f.row_max(v.i, v.h, v.b)[1] > inf_bits ||
+                         Halide::reinterpret<uint32_t>(row_max) == inf_bits;
 
     f.weights = Func("weights");
-    f.weights(v.j, v.i, v.h, v.b) = exp2_nonpositive(exponent(v.j) - f.row_max(v.i, v.h, v.b));
+    f.weights(v.j, v.i, v.h, v.b) = exp2_nonpositive_of_number(exponent(v.j) - row_max);
 
     f.row_sum = Func("row_sum");
     f.row_sum(row) = 0.0f;
@@ -42,19 +60,19 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
         [](Expr a, Expr x) { return a + x; }, "sum_keys");
 
     f.inv_sum = Func("inv_sum");
-    f.inv_sum(v.i, v.h, v.b) = Halide::select(empty_row, 0.0f, 1.0f / f.row_sum(v.i, v.h, v.b));
+    f.inv_sum(v.i, v.h, v.b) =
+        nan_where(nan_row, Halide::select(empty_row, 0.0f, 1.0f / f.row_sum(v.i, v.h, v.b)));
 
     f.probs = Func("probs");
     f.probs(v.j, v.i, v.h, v.b) = Halide::select(
         v.j < key_end(v.i, v.b), f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
 
     f.lse = Func("lse");
-    // The row maximum is a power of two: ln(2^m l) = m ln 2 + ln l. A NaN row sum (a NaN or
-    // +inf among the allowed scores) must give a NaN lse; Halide's log would make it finite.
-    Expr row_sum = f.row_sum(v.i, v.h, v.b);
-    Expr lse = f.row_max(v.i, v.h, v.b) * kLn2 + Halide::log(row_sum);
+    // The row maximum is a power of two: ln(2^m l) = m ln 2 + ln l. A NaN row has a finite row
+    // sum (its weights are numbers), so its NaN comes from the flag.
+    Expr lse = row_max * kLn2 + Halide::log(f.row_sum(v.i, v.h, v.b));
     f.lse(v.i, v.h, v.b) = Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
-                                          keep_nan(row_sum, lse));
+                                          nan_where(nan_row, lse));
     return f;
 }
 

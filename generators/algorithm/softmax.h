@@ -11,6 +11,10 @@
 // the producer already folded log2(e) into its own multiply (the composed attention scales its
 // dot products by scale log2(e)). row_max is then max y, and lse = m ln 2 + log l.
 //
+// A row with a NaN or +inf among its allowed scores is NaN: out, lse and the allowed probs. The
+// pass that finds the maximum also finds such rows, and 1/l and lse carry the NaN; the weights
+// themselves skip a NaN test per element (numerics.h: exp2_nonpositive_of_number).
+//
 // The unnormalized weights w and 1/l are separate Funcs so that the weighted sum can multiply
 // by 1/l once per output element instead of once per key.
 #pragma once
@@ -22,8 +26,10 @@
 namespace attngen::algorithm {
 
 struct SoftmaxFuncs {
-    Halide::Func scores;   // scores(j, i, h, b), the input.
-    Halide::Func row_max;  // row_max(i, h, b), the largest y over allowed keys (base 2).
+    Halide::Func scores;  // scores(j, i, h, b), the input.
+    // row_max(i, h, b): {the largest y over allowed keys (base 2), the largest magnitude of an
+    // allowed y as bits (numerics.h: magnitude_bits), above 0x7f800000 when some y is NaN}.
+    Halide::Func row_max;
     Halide::Func weights;  // weights(j, i, h, b) = 2^(y - row_max), unnormalized.
     Halide::Func row_sum;  // row_sum(i, h, b) = sum of weights over allowed keys.
     Halide::Func inv_sum;  // inv_sum(i, h, b) = 1 / row_sum, or 0 for a row with no key.
