@@ -30,7 +30,9 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
         c_.causal = k.causal;
         // Batch element 1 masks its last 7 keys by its length.
         c_.key_lengths = {c_.shape.nk, c_.shape.nk - 7};
-        c_.prepare(41);
+        // Every check compares the kernel with its own run on clean inputs, so the references
+        // are not needed.
+        c_.draw(41);
         clean_ = Run(c_.q, c_.k, c_.v);
     }
 

@@ -40,11 +40,16 @@ float AttentionCase::effective_scale() const {
     return scale ? *scale : 1.0f / std::sqrt(static_cast<float>(shape.d_k));
 }
 
-void AttentionCase::prepare(uint32_t seed, float magnitude) {
+void AttentionCase::draw(uint32_t seed, float magnitude) {
     const auto &s = shape;
     q = random_values(s.batch * s.heads * s.nq * s.d_k, seed, -magnitude, magnitude);
     k = random_values(s.batch * s.kv_heads * s.nk * s.d_k, seed + 1, -magnitude, magnitude);
     v = random_values(s.batch * s.kv_heads * s.nk * s.d_v, seed + 2);
+}
+
+void AttentionCase::prepare(uint32_t seed, float magnitude) {
+    draw(seed, magnitude);
+    const auto &s = shape;
     const std::size_t rows = s.batch * s.heads * s.nq;
     out.resize(rows * s.d_v);
     lse.resize(rows);

@@ -35,7 +35,10 @@ struct AttentionCase {
     std::vector<float> out32, lse32, probs32;  // Naive float32.
 
     float effective_scale() const;
-    // Draws inputs in [-magnitude, magnitude) and computes both references.
+    // Draws inputs in [-magnitude, magnitude) (v in [-1, 1)) without computing the references,
+    // for tests that compare a kernel with itself.
+    void draw(uint32_t seed, float magnitude = 1.0f);
+    // draw, then computes both references.
     void prepare(uint32_t seed, float magnitude = 1.0f);
 };
 
