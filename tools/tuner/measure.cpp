@@ -1,5 +1,7 @@
 #include "measure.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -100,6 +102,15 @@ const char *Measurement::outcome_name(Outcome o) {
 Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,
                     const std::string &target, const MeasureOptions &options) {
     Measurement m;
+    // Freed memory stays in the heap, as the runtime's allocator keeps a kernel's scratch blocks
+    // between calls (runtime/src/allocator.cpp), so that no candidate is timed on fresh pages.
+    // glibc maps large blocks and may unmap or trim them when they are freed, and what it does
+    // depends on the sizes allocated before: a driver that alternated cpu_fused's block path with
+    // its key-block path on one plain Halide runtime measured the block path 1.7 times as slow
+    // at B1 H8 N2048 d64 as the build runs it, and 2.5 times at 16384 keys. The measurement
+    // runs in a child process of its own (subprocess.h), so the setting ends with it.
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     // The JIT runtime reads its thread count from the environment when it starts.
     if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
     std::unique_ptr<JitAttention> kernel;
