@@ -105,9 +105,14 @@ Bucket default_build_bucket(const TuneShape &shape) {
     return b;
 }
 
+int long_sequence_keys(int64_t head_dim) {
+    return head_dim == 64 ? 32768 : head_dim == 128 ? 8192 : 0;
+}
+
 std::map<std::string, int> default_build_params(const TuneShape &shape) {
     const Bucket b = default_build_bucket(shape);
-    if (!b.causal && b.max_queries == 0 && b.d_k > 0 && shape.nk >= kLongKeys) {
+    const int long_keys = long_sequence_keys(b.d_k);
+    if (!b.causal && b.max_queries == 0 && long_keys > 0 && shape.nk >= long_keys) {
         return {{"key_block", 1024}};
     }
     return {};

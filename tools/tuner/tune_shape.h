@@ -44,7 +44,7 @@ struct TuneShape {
 Bucket default_build_bucket(const TuneShape &shape);
 
 // The parameters that the default build compiles that kernel with beyond the schedule's
-// defaults: its kernels for long sequences (MIN_KEYS 8192 in kernels/CMakeLists.txt) walk the
+// defaults: its kernels for long sequences (long_sequence_keys) walk the
 // keys in blocks of 1024 (key_block).
 std::map<std::string, int> default_build_params(const TuneShape &shape);
 
@@ -52,8 +52,9 @@ std::map<std::string, int> default_build_params(const TuneShape &shape);
 // and short runs of queries (a chunk of a prompt, speculative decoding).
 constexpr int kDecodeQueries = 8;
 constexpr int kShortQueries = 64;
-// The key count from which the default build runs its kernels for long sequences.
-constexpr int kLongKeys = 8192;
+// The key count from which the default build runs its kernel for long sequences of a head dim
+// (MIN_KEYS in kernels/CMakeLists.txt), or 0 where it has none.
+int long_sequence_keys(int64_t head_dim);
 
 // The shapes that `attngen tune` and the build tune by default: head dims the hand-written
 // defaults were not written for (80, 96, 256), a short run of queries against a long cache,
