@@ -239,6 +239,63 @@ TEST_P(StageTest, SoftmaxOfHugeLogitsStaysFinite) {
     for (float l : lse) EXPECT_TRUE(std::isfinite(l));
 }
 
+TEST_P(StageTest, SoftmaxNanOrPositiveInfScoreMakesOnlyItsRowNan) {
+    // The softmax finds such rows once per row (softmax.h) rather than in each exponential: rows
+    // 1 and 2 hold a NaN and a +inf among their allowed keys and must be NaN, row 3's -inf key
+    // gets probability (in effect) 0, and row 4's NaN lies beyond the key length of batch element 1
+    // (rows 4 to 7), where it must change nothing. Every other row must match the reference.
+    const int Nq = 4, Nk = 19;
+    const reference::AttentionShape s{2, 1, 1, Nq, Nk, 1, 1};
+    const std::vector<int64_t> lengths64{Nk, 11};
+    std::vector<int32_t> lengths(lengths64.begin(), lengths64.end());
+    auto scores = random_values(2 * Nq * Nk, 14, -4.0f, 4.0f);
+    std::vector<double> p64, l64;
+    std::vector<float> p32, l32;
+    ReferenceSoftmax(s, lengths64, false, scores, &p64, &l64);
+    ReferenceSoftmax(s, lengths64, false, scores, &p32, &l32);
+    scores[1 * Nk + 3] = NAN;
+    scores[2 * Nk + 5] = INFINITY;
+    scores[3 * Nk + 2] = -INFINITY;
+    scores[4 * Nk + 15] = NAN;
+    std::vector<float> probs(2 * Nq * Nk, 12345.0f), lse(2 * Nq, 12345.0f);
+    auto bs = View(scores, {2, 1, Nq, Nk}), bp = View(probs, {2, 1, Nq, Nk}),
+         bl = View(lse, {2, 1, Nq});
+    auto blen = Lengths(lengths);
+    ASSERT_EQ(Kernel("softmax").softmax(&errors_, bs.raw_buffer(), blen.raw_buffer(),
+                                        bp.raw_buffer(), bl.raw_buffer()),
+              0)
+        << errors_;
+    ToHost({&bp, &bl}, {bs.raw_buffer(), blen.raw_buffer()});
+    for (int row = 0; row < 2 * Nq; row++) {
+        SCOPED_TRACE("row " + std::to_string(row));
+        const int end = row < Nq ? Nk : 11;
+        if (row == 1 || row == 2) {
+            EXPECT_TRUE(std::isnan(lse[row])) << lse[row];
+            for (int j = 0; j < Nk; j++) {
+                if (j < end) {
+                    EXPECT_TRUE(std::isnan(probs[row * Nk + j])) << j;
+                } else {
+                    EXPECT_EQ(probs[row * Nk + j], 0.0f) << j;
+                }
+            }
+            continue;
+        }
+        EXPECT_TRUE(std::isfinite(lse[row])) << lse[row];
+        for (int j = 0; j < Nk; j++) EXPECT_TRUE(std::isfinite(probs[row * Nk + j])) << j;
+        if (row == 3) {
+            // At most 2^-126 of the row maximum's weight (RELIABILITY.md: in effect 0).
+            EXPECT_LE(probs[row * Nk + 2], 1e-30f);
+            continue;
+        }
+        const auto p = [&](const auto &all) {
+            return std::vector<typename std::decay_t<decltype(all)>::value_type>(
+                all.begin() + row * Nk, all.begin() + (row + 1) * Nk);
+        };
+        EXPECT_TRUE(Matches(p(probs), p(p64), p(p32))) << "probs";
+        EXPECT_TRUE(Matches({lse[row]}, {l64[row]}, {l32[row]})) << "lse";
+    }
+}
+
 TEST_P(StageTest, SoftmaxAcrossRowLengths) {
     for (int nk : {1, 3, 8, 15, 16, 17, 100, 257}) {
         SCOPED_TRACE("Nk=" + std::to_string(nk));
