@@ -30,7 +30,7 @@ TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
     if (k.max_queries > 0) {
         query_counts = {FewestQueriesFor(k), k.max_queries};
     } else {
-        query_counts = {QueriesBeyondEveryBound()};
+        query_counts = {QueriesBeyondEveryBound(k)};
     }
     for (int64_t nq : query_counts) {
         SCOPED_TRACE("Nq=" + std::to_string(nq));
@@ -88,7 +88,7 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
         if (k.min_keys == 0 || k.schedule != "cpu_fused") continue;
         long_kernels++;
         SCOPED_TRACE(k.name);
-        const int64_t nq = QueriesBeyondEveryBound();
+        const int64_t nq = QueriesBeyondEveryBound(k);
         EXPECT_NE(KernelForCall(nq, k.min_keys - 1, k.d_k), k.name);
         EXPECT_EQ(KernelForCall(nq, k.min_keys, k.d_k), k.name);
     }

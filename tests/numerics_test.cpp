@@ -25,7 +25,7 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
   protected:
     void SetUp() override {
         const KernelInfo &k = GetParam();
-        const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound();
+        const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound(k);
         c_.shape = ShapeFor(k, nq);
         c_.causal = k.causal;
         // Batch element 1 masks its last 7 keys by its length.
