@@ -28,6 +28,9 @@ BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCH_DIR)
 RESULTS_MD = os.path.join(BENCH_DIR, "RESULTS.md")
 PLOT_PNG = os.path.join(BENCH_DIR, "results_gflops.png")
+# Why a speed target was missed, measured outside the rounds (profiles, paired experiments):
+# printed under a target only when the rounds being written miss it.
+MISS_ANALYSIS = os.path.join(BENCH_DIR, "miss_analysis.json")
 
 # Halide 14's autoschedulers: the schedule names that CMake gives the autoscheduled kernels
 # (ATTNGEN_AUTOSCHEDULERS in cmake/AttngenKernels.cmake).
@@ -277,10 +280,20 @@ def round_by_round_text(values, labels, threshold, unit=""):
             f"(at least {threshold}{unit} in {met} of {len(values)})")
 
 
-def targets(run):
-    """Lines of the Targets section: each target with its numbers and met / missed."""
+def load_miss_analysis(path):
+    """The analyses of missed speed targets by shape letter ({} without the file)."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+
+
+def targets(run, analysis=None):
+    """Lines of the Targets section: each target with its numbers and met / missed, and for a
+    missed speed target the analysis of why, where bench/miss_analysis.json has one."""
     t = TARGET_THREADS
     lines = []
+    analysis = analysis or {}
 
     def verdict(value, threshold, *results):
         if value is None:
@@ -344,6 +357,9 @@ def targets(run):
                      f"{ratio_text} ({detail}) — {verdict(ratio, threshold, *results)}"
                      f"{what_it_would_take(results[0], ratio, threshold)}"
                      f"{round_by_round(shape, threshold, ratio)}")
+        why = analysis.get(shape)
+        if ratio is not None and ratio < threshold and why:
+            lines.append(f"  - Why ({why['measured']}; {why['how']}): {why['why']}")
 
     fused_c = run.get("c", FUSED, t)
     frac = fused_c.counter("peak_frac") if fused_c else None
@@ -555,7 +571,7 @@ def tuning_section(path):
     return out
 
 
-def write_markdown(run, path, tuning=None):
+def write_markdown(run, path, tuning=None, analysis=None):
     rel_paths = [os.path.relpath(p, REPO_DIR) for p in run.paths]
     command = "/usr/bin/python3 bench/make_results.py " + " ".join(rel_paths)
     for t in tuning or []:
@@ -639,7 +655,7 @@ def write_markdown(run, path, tuning=None):
                "in the second case), as a fraction of the sgemm peak: near or above 1, the "
                "target asked for what OpenBLAS's own GEMM reaches on this machine.")
     out.append("")
-    target_lines, slowdowns = targets(run)
+    target_lines, slowdowns = targets(run, analysis)
     out.extend(target_lines)
     if slowdowns:
         out.append("")
@@ -712,12 +728,15 @@ def main():
     parser.add_argument("--tuning", action="append", default=[],
                         help="a tuning database (attngen tune --out) whose tuned, default and "
                         "autoscheduler times get a section of their own (repeatable)")
+    parser.add_argument("--miss-analysis", default=MISS_ANALYSIS,
+                        help="why missed speed targets were missed, measured outside the rounds "
+                        "(default: %(default)s; an empty value leaves it out)")
     args = parser.parse_args()
     run = Run(args.json)
     if not run.results:
         sys.exit("make_results: no benchmark results in " + ", ".join(args.json))
     plot(run, args.plot)
-    write_markdown(run, args.markdown, args.tuning)
+    write_markdown(run, args.markdown, args.tuning, load_miss_analysis(args.miss_analysis))
     print(f"make_results: wrote {args.markdown} and {args.plot}")
 
 
