@@ -24,15 +24,18 @@ inline std::vector<KernelInfo> AttentionKernels() {
     return kernels;
 }
 
+// The largest query bound (max_queries) among the compiled kernels, 0 when none has one.
+inline int64_t LargestQueryBound() {
+    int64_t bound = 0;
+    for (const auto &k : list_kernels()) bound = std::max<int64_t>(bound, k.max_queries);
+    return bound;
+}
 // Nq for a call that a kernel without a query bound (max_queries 0) must serve: above the bound of
 // every decode or tuned kernel compiled (the dispatch prefers those for calls within their
 // bound), and not a multiple of any tile.
 inline int64_t QueriesBeyondEveryBound() {
-    int64_t nq = 37;
-    for (const auto &k : list_kernels()) {
-        if (k.max_queries >= nq) nq = k.max_queries + 37;
-    }
-    return nq;
+    const int64_t bound = LargestQueryBound();
+    return bound >= 37 ? bound + 37 : 37;
 }
 
 // The fewest queries beyond every compiled query bound: one more than the largest. A kernel for
@@ -42,9 +45,7 @@ inline int64_t QueriesBeyondEveryBound() {
 // count still leaves a partial group of queries (the bound is 8 or a tuned 64, the groups 8, 16
 // or 32 queries), and each test's keys already cover every key block's tail.
 inline int64_t FewestQueriesBeyondEveryBound() {
-    int64_t bound = 0;
-    for (const auto &k : list_kernels()) bound = std::max<int64_t>(bound, k.max_queries);
-    return bound + 1;
+    return LargestQueryBound() + 1;
 }
 
 // Nq for a test call that kernel k, which has no query bound, must serve (as above).
