@@ -25,10 +25,11 @@ namespace {
 using attngen::bench::Implementation;
 
 // The machine has two cores: one thread, and all of them. Every benchmark of one thread count
-// runs before any of the next: Halide's thread pool keeps using the workers it has started even
-// after halide_set_num_threads() lowers the count (measured: (b) with cpu_fused ran at the
-// two-thread rate when its one-thread benchmark came after a two-thread one), so the counts go
-// up, never down.
+// runs before any of the next. Halide's thread pool, which the kernels used before the runtime
+// had its own, kept using the workers it had started after halide_set_num_threads() lowered the
+// count (measured: (b) with cpu_fused ran at the two-thread rate when its one-thread benchmark
+// came after a two-thread one); the runtime's pool parks them, but the order stays, so that
+// rounds compare with earlier ones.
 const std::vector<int> kThreadCounts = {1, 2};
 
 std::vector<Implementation> all_implementations() {

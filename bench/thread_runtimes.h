@@ -4,7 +4,8 @@
 // Each pool keeps its workers busy-waiting for a while after parallel work so that the next
 // parallel region starts fast: OpenBLAS for about 2^28 cycles (THREAD_TIMEOUT, ~0.1 s),
 // libgomp (OpenMP, used by oneDNN, libtorch and the OpenBLAS peer's loop over heads) for
-// GOMP_SPINCOUNT = 300000 iterations, Halide briefly. On a two-core machine a benchmark that
+// GOMP_SPINCOUNT = 300000 iterations, attngen's runtime for 1 ms
+// (attngen::set_spin_wait_microseconds). On a two-core machine a benchmark that
 // starts while another pool still spins shares its cores with those workers and is measured
 // slower than it is. So the benchmarks record which pools they used, and one that is about to
 // time work on other pools first sleeps until the idle workers have gone to sleep too.

@@ -234,7 +234,19 @@ static void test_mha(void) {
     CHECK(strlen(attngen_last_error()) > 0, "no message for a refused create");
 }
 
+/* The pool's settings: each setter returns the previous value; negative values restore the
+ * defaults. */
+static void test_thread_settings(void) {
+    const int default_threads = attngen_set_num_threads(3);
+    CHECK(default_threads >= 1, "default thread count %d", default_threads);
+    CHECK(attngen_set_num_threads(0) == 3, "the count set before was not returned");
+    CHECK(attngen_set_spin_wait_microseconds(0) == 1000, "the default spin time is not 1000 us");
+    CHECK(attngen_set_spin_wait_microseconds(-1) == 0, "the spin time set before was not returned");
+    CHECK(attngen_set_spin_wait_microseconds(-1) == 1000, "a negative time did not restore 1000 us");
+}
+
 int main(void) {
+    test_thread_settings();
     test_attention();
     test_mha();
     if (failures != 0) {

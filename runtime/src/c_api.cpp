@@ -203,4 +203,8 @@ int attngen_set_num_threads(int threads) {
     return attngen::set_num_threads(threads);
 }
 
+int attngen_set_spin_wait_microseconds(int microseconds) {
+    return attngen::set_spin_wait_microseconds(microseconds);
+}
+
 }  // extern "C"

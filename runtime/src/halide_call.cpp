@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "allocator.h"
+#include "thread_pool.h"
 
 #ifdef ATTNGEN_HAVE_CUDA
 #include "HalideRuntimeCuda.h"
@@ -114,6 +115,7 @@ Status release_devices(void *user_context, const std::vector<HalideView *> &resu
 
 CallContext::CallContext() {
     install_error_handler_once();
+    install_thread_pool_once();
 }
 
 void CallContext::record_error(const char *message) {

@@ -8,6 +8,7 @@
 #include "cuda_device.h"
 #include "dispatch.h"
 #include "kernel_table.h"
+#include "thread_pool.h"
 
 namespace attngen {
 
@@ -91,7 +92,14 @@ Status cuda_status() {
 }
 
 int set_num_threads(int threads) {
-    return halide_set_num_threads(std::max(threads, 0));
+    // Halide's own pool runs nothing of ours (every parallel loop goes through the runtime's
+    // pool), but it is kept at the same size for any Halide pipeline that bypasses do_par_for.
+    halide_set_num_threads(std::max(threads, 0));
+    return detail::set_pool_threads(threads);
+}
+
+int set_spin_wait_microseconds(int microseconds) {
+    return detail::set_pool_spin_microseconds(microseconds);
 }
 
 }  // namespace attngen

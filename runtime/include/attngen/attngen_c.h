@@ -102,6 +102,10 @@ void attngen_mha_destroy(attngen_mha *layer);
 /* Threads the kernels may use; 0 restores the default. Returns the previous value. */
 int attngen_set_num_threads(int threads);
 
+/* Microseconds an idle worker spins before it sleeps; 0 sleeps at once, negative restores the
+ * default (1000). Returns the previous value. */
+int attngen_set_spin_wait_microseconds(int microseconds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,8 +52,16 @@ std::vector<std::string> available_schedules(const std::string &op);
 // ATTNGEN_DISABLE_CUDA=1 before the first call makes every CUDA kernel use its CPU entry.
 Status cuda_status();
 
-// Threads the kernels may use (Halide's thread pool); 0 restores the default (one per core).
-// Negative values count as 0. Returns the previous value. Process-wide.
+// Threads the kernels may use, the calling thread included; 0 restores the default
+// (HL_NUM_THREADS when set, else one per core). Negative values count as 0; at most 256. Returns
+// the previous value. Process-wide. The runtime's pool runs the parallel loops of every Halide
+// pipeline in the process once a kernel has been called.
 int set_num_threads(int threads);
+
+// How long an idle worker of the kernels' thread pool keeps spinning (one core busy) before it
+// sleeps, in microseconds: back-to-back calls then find it awake instead of paying to wake it.
+// 0 sleeps at once, as Halide's own pool does; negative restores the default, 1000. Workers never
+// spin while the thread count exceeds the cores. Returns the previous value. Process-wide.
+int set_spin_wait_microseconds(int microseconds);
 
 }  // namespace attngen
