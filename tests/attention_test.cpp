@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "attngen/attngen.h"
-#include "test_util.h"
+#include "runtime_test_util.h"
 
 namespace attngen::test {
 namespace {
@@ -312,7 +312,7 @@ std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
     return info.param;
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedules, AttentionTest, ::testing::ValuesIn(available_schedules()),
+INSTANTIATE_TEST_SUITE_P(Schedules, AttentionTest, ::testing::ValuesIn(TestedSchedules()),
                          ScheduleName);
 
 }  // namespace

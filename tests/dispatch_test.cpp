@@ -128,6 +128,8 @@ TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
     // One small call per schedule: each wrapper makes its choice now.
     std::vector<float> q(2 * 3 * 4, 0.5f), out(2 * 3 * 4);
     for (const auto &schedule : available_schedules()) {
+        // Planned for larger calls than this one (see is_autoscheduler_baseline).
+        if (is_autoscheduler_baseline(schedule)) continue;
         AttentionArgs args;
         args.q = args.k = args.v = TensorView::f32(q.data(), {1, 2, 3, 4});
         args.out = TensorView::f32(out.data(), {1, 2, 3, 4});

@@ -79,7 +79,7 @@ std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
     return info.param;
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedules, FaultsTest, ::testing::ValuesIn(available_schedules()),
+INSTANTIATE_TEST_SUITE_P(Schedules, FaultsTest, ::testing::ValuesIn(TestedSchedules()),
                          ScheduleName);
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "attngen/attngen.h"
-#include "test_util.h"
+#include "runtime_test_util.h"
 
 namespace attngen::test {
 namespace {
@@ -176,7 +176,7 @@ std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
     return info.param;
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(available_schedules("mha")),
+INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(TestedSchedules("mha")),
                          ScheduleName);
 
 }  // namespace

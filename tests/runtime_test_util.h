@@ -14,12 +14,24 @@
 
 namespace attngen::test {
 
-// Every compiled attention kernel, to instantiate a test for each; mha kernels have no variants
-// beyond schedule and mask, which the schedule-parameterized tests cover.
+// The schedules the suite runs every test with: every compiled one but the autoscheduler
+// baselines of a bench build, which serve only calls as large as the shapes they were planned
+// for (is_autoscheduler_baseline); the benchmark checks those at every shape it times.
+inline std::vector<std::string> TestedSchedules(const std::string &op = "") {
+    std::vector<std::string> schedules;
+    for (const auto &s : op.empty() ? available_schedules() : available_schedules(op)) {
+        if (!is_autoscheduler_baseline(s)) schedules.push_back(s);
+    }
+    return schedules;
+}
+
+// Every compiled attention kernel of TestedSchedules(), to instantiate a test for each; mha
+// kernels have no variants beyond schedule and mask, which the schedule-parameterized tests
+// cover.
 inline std::vector<KernelInfo> AttentionKernels() {
     std::vector<KernelInfo> kernels;
     for (const auto &k : list_kernels()) {
-        if (k.op == "attention") kernels.push_back(k);
+        if (k.op == "attention" && !is_autoscheduler_baseline(k.schedule)) kernels.push_back(k);
     }
     return kernels;
 }

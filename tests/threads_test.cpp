@@ -129,7 +129,7 @@ TEST_P(ThreadsTest, SameCallIsBitwiseIdenticalAcrossThreadCounts) {
 // lengths, head dims, masks, schedules) through the runtime at once; every result is checked
 // against the fp64 reference.
 TEST(Stress, ManyThreadsWithDifferentShapesAllMatchReference) {
-    const std::vector<std::string> schedules = available_schedules();
+    const std::vector<std::string> schedules = TestedSchedules();
     ASSERT_FALSE(schedules.empty());
     constexpr int kThreads = 12, kCallsPerThread = 6;
     std::vector<AttentionCase> cases;
@@ -183,7 +183,7 @@ std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
     return info.param;
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedules, ThreadsTest, ::testing::ValuesIn(available_schedules()),
+INSTANTIATE_TEST_SUITE_P(Schedules, ThreadsTest, ::testing::ValuesIn(TestedSchedules()),
                          ScheduleName);
 
 }  // namespace

@@ -91,6 +91,11 @@ Status cuda_status() {
     return detail::cuda_device_status();
 }
 
+bool is_autoscheduler_baseline(const std::string &schedule) {
+    // The names of cmake/AttngenKernels.cmake's ATTNGEN_AUTOSCHEDULERS.
+    return schedule == "Adams2019" || schedule == "Li2018" || schedule == "Mullapudi2016";
+}
+
 int set_num_threads(int threads) {
     // Halide's own pool runs nothing of ours (every parallel loop goes through the runtime's
     // pool), but it is kept at the same size for any Halide pipeline that bypasses do_par_for.

@@ -35,8 +35,17 @@ void run_list() {
                     k.selected_target.empty() ? "none (the CPU lacks every target's features)"
                                               : k.selected_target.c_str());
     }
-    std::string schedules;
-    for (const auto &s : available_schedules()) schedules += (schedules.empty() ? "" : ", ") + s;
+    std::string schedules, baselines;
+    for (const auto &s : available_schedules()) {
+        std::string &list = is_autoscheduler_baseline(s) ? baselines : schedules;
+        list += (list.empty() ? "" : ", ") + s;
+    }
+    if (!baselines.empty()) {
+        std::printf(
+            "\nautoscheduler baselines, for the benchmarks (a call smaller than the shape "
+            "they were planned for fails): %s",
+            baselines.c_str());
+    }
     std::printf("\n%zu kernels; schedules, fastest first (the default is the first): %s\n",
                 kernels.size(), schedules.c_str());
 }

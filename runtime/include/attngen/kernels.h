@@ -31,6 +31,14 @@ struct KernelInfo {
     bool cuda = false;
 };
 
+// Whether `schedule` names one of Halide's autoschedulers (Adams2019, Li2018, Mullapudi2016).
+// Their kernels, compiled with ATTNGEN_BUILD_AUTOSCHEDULED=ON, are baselines for the benchmarks,
+// each planned for the shape of its estimates: a call smaller than their tiles fails (the
+// failures seen are Halide's bounds errors, returned as a status), so the test suite leaves them
+// out and the benchmark checks their output at every shape it times. available_schedules() lists
+// them after the schedules the runtime knows.
+bool is_autoscheduler_baseline(const std::string &schedule);
+
 // Every compiled attention and mha kernel, in build order.
 std::vector<KernelInfo> list_kernels();
 
