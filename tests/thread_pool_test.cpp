@@ -69,17 +69,13 @@ TEST_F(ThreadPoolTest, EveryTaskRunsExactlyOnce) {
 TEST_F(ThreadPoolTest, TaskIndicesStartAtTheLoopMinimum) {
     set_pool_threads(3);
     Counts counts(40);
-    // Indices 10 .. 49 land in runs[0 .. 39] through the offset closure below.
-    struct Offset {
-        Counts *counts;
-    } offset{&counts};
+    // Indices 10 .. 49 land in runs[0 .. 39]; any other index fails the loop.
     auto task = [](void *, int index, uint8_t *closure) {
-        auto *o = reinterpret_cast<Offset *>(closure);
         if (index < 10 || index >= 50) return -1;
-        o->counts->runs[index - 10].fetch_add(1);
+        reinterpret_cast<Counts *>(closure)->runs[index - 10].fetch_add(1);
         return 0;
     };
-    EXPECT_EQ(pool_do_par_for(nullptr, task, 10, 40, reinterpret_cast<uint8_t *>(&offset)), 0);
+    EXPECT_EQ(pool_do_par_for(nullptr, task, 10, 40, reinterpret_cast<uint8_t *>(&counts)), 0);
     expect_each_ran_once(counts);
 }
 

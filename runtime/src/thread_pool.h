@@ -23,7 +23,7 @@ void install_thread_pool_once();
 int set_pool_threads(int threads);
 
 // How long, in microseconds, an idle worker spins before it sleeps; negative restores the
-// default (ATTNGEN_SPIN_US when set, else kDefaultSpinMicroseconds). Returns the previous value.
+// default, kDefaultSpinMicroseconds. Returns the previous value.
 int set_pool_spin_microseconds(int microseconds);
 
 // One millisecond: longer than the gap between back-to-back kernel calls or between a model's
