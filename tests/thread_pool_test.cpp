@@ -1,11 +1,13 @@
 // The runtime's thread pool (runtime/src/thread_pool.h) through Halide's do_par_for contract:
 // every task runs exactly once, nested and concurrent loops included; the first failure is
-// returned; no more threads than asked run tasks; idle workers stop spinning; and kernel calls
-// go through the pool.
+// returned; no more threads than asked run tasks; idle workers stop spinning; a forked child
+// gets a pool of its own; and kernel calls go through the pool.
 #include "thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -253,6 +255,62 @@ TEST_F(ThreadPoolTest, ZeroSpinTimeStillRunsEveryTask) {
                   0);
         expect_each_ran_once(counts);
     }
+}
+
+// Two tasks that each wait, up to 5 s, until both have started: the loop succeeds only when two
+// threads run them at the same time.
+int meet_task(void *, int, uint8_t *closure) {
+    auto *started = reinterpret_cast<std::atomic<int> *>(closure);
+    started->fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (started->load() < 2) {
+        if (std::chrono::steady_clock::now() > deadline) return 1;
+        std::this_thread::yield();
+    }
+    return 0;
+}
+
+int two_threads_meet() {
+    std::atomic<int> started{0};
+    return pool_do_par_for(nullptr, meet_task, 0, 2, reinterpret_cast<uint8_t *>(&started));
+}
+
+// Runs two_threads_meet in a forked child, which an alarm ends if it hangs. The child's exit
+// status, or -1 when a signal ended it.
+int two_threads_meet_in_child() {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        _exit(two_threads_meet());
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -2;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(ThreadPoolTest, ForkedChildRunsLoopsOnWorkersOfItsOwn) {
+    set_pool_threads(2);
+    // The parent's worker exists before the fork; the child does not have it.
+    ASSERT_EQ(two_threads_meet(), 0);
+    EXPECT_EQ(two_threads_meet_in_child(), 0);
+    // And the parent's pool still works after the fork.
+    EXPECT_EQ(two_threads_meet(), 0);
+}
+
+TEST_F(ThreadPoolTest, ForkWhileAnotherThreadRunsLoopsLeavesTheChildAPool) {
+    set_pool_threads(2);
+    // Another thread runs loops without pause, so that forks land at every point of the pool's
+    // bookkeeping, some of them while a worker holds its lock.
+    std::atomic<bool> stop{false};
+    std::thread busy([&] {
+        while (!stop.load()) {
+            Counts counts(64);
+            pool_do_par_for(nullptr, count_task, 0, 64, reinterpret_cast<uint8_t *>(&counts));
+        }
+    });
+    for (int i = 0; i < 20; i++) EXPECT_EQ(two_threads_meet_in_child(), 0) << "fork " << i;
+    stop.store(true);
+    busy.join();
 }
 
 TEST_F(ThreadPoolTest, KernelCallsRunOnThePool) {

@@ -38,6 +38,16 @@ void install_error_handler_once() {
     (void)installed;
 }
 
+// Every kernel call runs this before it starts; it replaces the handler for every Halide
+// pipeline in the process.
+void install_thread_pool_once() {
+    static const bool installed = [] {
+        halide_set_custom_do_par_for(&pool_do_par_for);
+        return true;
+    }();
+    (void)installed;
+}
+
 }  // namespace
 
 HalideView::HalideView(const TensorView &view) {

@@ -1,5 +1,7 @@
 #include "thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -85,6 +88,27 @@ class Pool {
         : cores_(hardware_threads()),
           threads_(default_threads()),
           spin_us_(kDefaultSpinMicroseconds) {}
+
+    // fork() copies only the calling thread. Around it the pool's lock is held, so that no
+    // other thread is inside the pool's bookkeeping at the moment of the copy; the child then
+    // forgets the workers and the loops of threads it does not have, and starts workers of its
+    // own on its first parallel loop. Without this a child ran every loop on one thread, and a
+    // fork while a worker held the lock left the child's first loop waiting for it forever.
+    void before_fork() { mutex_.lock(); }
+    void after_fork_in_parent() { mutex_.unlock(); }
+    void after_fork_in_child() {
+        // The copied workers are threads that do not exist in the child: their handles can be
+        // neither joined nor destroyed (a joinable std::thread ends the process when destroyed),
+        // so they are kept, unused, to the end of the process.
+        for (std::thread &worker : workers_) not_in_this_process_.push_back(std::move(worker));
+        workers_.clear();
+        open_.clear();
+        sleepers_ = 0;
+        // Threads that waited on the condition variables in the parent are not in the child.
+        new (&wake_) std::condition_variable();
+        new (&park_) std::condition_variable();
+        mutex_.unlock();
+    }
 
     int set_threads(int threads) {
         const int wanted = threads <= 0 ? default_threads() : std::min(threads, kMaxThreads);
@@ -230,28 +254,42 @@ class Pool {
     std::condition_variable park_;  // Workers beyond the thread count.
     std::vector<Job *> open_;       // Jobs whose owner may still run tasks, oldest first.
     std::vector<std::thread> workers_;
-    std::atomic<uint64_t> epoch_{0};  // Counts published jobs; workers spin on it.
-    int sleepers_ = 0;                // Workers waiting on wake_.
+    std::vector<std::thread> not_in_this_process_;  // Workers of the parent of a fork().
+    std::atomic<uint64_t> epoch_{0};                // Counts published jobs; workers spin on it.
+    int sleepers_ = 0;                              // Workers waiting on wake_.
     std::atomic<int> threads_;
     std::atomic<int> spin_us_;
 };
 
+// The pool, once created; fork() handlers read it without waiting for its creation.
+std::atomic<Pool *> created_pool{nullptr};
+// The pool whose lock before_fork took, for the handlers that run after fork() returns.
+Pool *pool_locked_for_fork = nullptr;
+
+void fork_prepare() {
+    pool_locked_for_fork = created_pool.load(std::memory_order_acquire);
+    if (pool_locked_for_fork != nullptr) pool_locked_for_fork->before_fork();
+}
+void fork_parent() {
+    if (pool_locked_for_fork != nullptr) pool_locked_for_fork->after_fork_in_parent();
+}
+void fork_child() {
+    if (pool_locked_for_fork != nullptr) pool_locked_for_fork->after_fork_in_child();
+}
+
 // Never destroyed: its workers run until the process ends, so no static destructor can join a
 // thread that another static destructor's kernel call still needs.
 Pool &pool() {
-    static Pool *const instance = new Pool();
+    static Pool *const instance = [] {
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        Pool *p = new Pool();
+        created_pool.store(p, std::memory_order_release);
+        return p;
+    }();
     return *instance;
 }
 
 }  // namespace
-
-void install_thread_pool_once() {
-    static const bool installed = [] {
-        halide_set_custom_do_par_for(&pool_do_par_for);
-        return true;
-    }();
-    (void)installed;
-}
 
 int set_pool_threads(int threads) {
     return pool().set_threads(threads);

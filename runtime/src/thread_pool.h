@@ -5,7 +5,8 @@
 // tiles), so every call pays for waking them. This pool's workers spin for a bounded time after
 // their last task, as an OpenMP runtime's do, and only then sleep: back-to-back calls (a model's
 // layers, a benchmark's iterations) find them awake. Nested parallel loops are jobs of their
-// own that idle threads take, so a thread never waits while there is a task it could run.
+// own that idle threads take, so a thread never waits while there is a task it could run. A
+// child made by fork() starts workers of its own on its first parallel loop.
 #pragma once
 
 #include <cstdint>
@@ -13,10 +14,6 @@
 #include "HalideRuntime.h"
 
 namespace attngen::detail {
-
-// Installs the pool as Halide's do_par_for, once per process. Every kernel call runs this
-// before it starts; it replaces the handler for every Halide pipeline in the process.
-void install_thread_pool_once();
 
 // Threads that run a parallel loop, the caller included; 0 restores the default (HL_NUM_THREADS
 // when set, else one per core). Clamped to [1, 256]. Returns the previous value.
@@ -34,7 +31,8 @@ constexpr int kDefaultSpinMicroseconds = 1000;
 
 // Halide's do_par_for contract: runs task(user_context, min + i, closure) for i in [0, size),
 // returns 0 or the first non-zero result of a task; after a task fails, tasks not yet started
-// are skipped.
+// are skipped. The runtime installs it with halide_set_custom_do_par_for (halide_call.cpp); the
+// autotuner sets it as the do_par_for of the pipelines it JIT-compiles.
 int pool_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure);
 
 }  // namespace attngen::detail

@@ -5,6 +5,7 @@
 #include "algorithm/attention.h"
 #include "attention_formulation.h"
 #include "schedule.h"
+#include "thread_pool.h"
 
 namespace attngen::tuner {
 
@@ -31,6 +32,18 @@ void load_autoscheduler(const std::string &name) {
                                           : "libautoschedule_mullapudi2016.so";
     Halide::load_plugin(std::string(ATTNGEN_AUTOSCHEDULER_DIR) + "/" + lib);
     loaded[name] = true;
+}
+
+// The do_par_for of the candidates: the runtime's thread pool, which the built kernels run their
+// parallel loops on (runtime/src/thread_pool.h). Halide's JIT pool puts its workers to sleep
+// almost at once after a loop, so a candidate timed on it would pay for waking them where the
+// built kernel finds them spinning. The JIT passes its user context where the pool's contract
+// has a void pointer.
+int run_on_runtime_pool(Halide::JITUserContext *user_context,
+                        int (*task)(Halide::JITUserContext *, int, uint8_t *), int min, int size,
+                        uint8_t *closure) {
+    return detail::pool_do_par_for(user_context, reinterpret_cast<halide_task_t>(task), min, size,
+                                   closure);
 }
 
 }  // namespace
@@ -101,6 +114,7 @@ JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
     } else {
         formulation.schedule(false);
     }
+    pipeline_.jit_handlers().custom_do_par_for = run_on_runtime_pool;
     pipeline_.compile_jit(target);
 }
 

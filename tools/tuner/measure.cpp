@@ -11,6 +11,7 @@
 
 #include "compare.h"
 #include "reference.h"
+#include "thread_pool.h"
 
 namespace attngen::tuner {
 
@@ -111,8 +112,13 @@ Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidat
     // runs in a child process of its own (subprocess.h), so the setting ends with it.
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    // The JIT runtime reads its thread count from the environment when it starts.
-    if (options.threads > 0) setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+    // The candidates' parallel loops run on the runtime's thread pool (jit_attention.cpp); the
+    // JIT runtime, which reads its thread count from the environment when it starts, keeps the
+    // same count for anything it still runs on its own pool.
+    if (options.threads > 0) {
+        setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+        detail::set_pool_threads(options.threads);
+    }
     std::unique_ptr<JitAttention> kernel;
     const auto compile_start = Clock::now();
     try {
