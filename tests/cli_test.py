@@ -255,6 +255,27 @@ class CliTest(unittest.TestCase):
         result = self.run_cli("attention", "--q", "q.npy")
         self.assert_bad_input(result, "--k")
 
+    # --- tune: refused before anything is compiled ---
+
+    def run_tuner(self, *args):
+        result = self.run_cli("tune", *args)
+        if "cannot run attngen-tune" in result.stderr:
+            self.skipTest("this build has no tuner")
+        return result
+
+    def test_tune_refuses_a_target_this_machine_cannot_run(self):
+        # An x86 target with an ARM extension: no machine runs it, and the tuner times its
+        # candidates on this one.
+        result = self.run_tuner("--target", "x86-64-linux-sse41-arm_dot_prod", "--budget", "1",
+                                "--out", self.path("t.json"))
+        self.assert_bad_input(result, "which this machine lacks")
+        self.assertFalse(os.path.exists(self.path("t.json")))
+
+    def test_tune_refuses_a_malformed_target(self):
+        result = self.run_tuner("--target", "x86-64-linux-warp9", "--budget", "1",
+                                "--out", self.path("t.json"))
+        self.assert_bad_input(result, "not a Halide target")
+
     def test_failed_run_keeps_existing_output(self):
         q, k, v = self.attention_inputs()
         args = self.attention_args(q, k[..., :8].copy(), v)

@@ -1,5 +1,5 @@
-// The tuner's measuring environment: the thread pool its candidates run on (the one the built
-// kernels run on).
+// The tuner's measuring environment: the targets it may measure for on this machine, and the
+// thread pool its candidates run on (the one the built kernels run on).
 #include <gtest/gtest.h>
 #include <time.h>
 
@@ -7,12 +7,36 @@
 #include <string>
 #include <thread>
 
+#include "host_target.h"
 #include "jit_attention.h"
 #include "thread_pool.h"
 #include "tune_shape.h"
 
 namespace attngen::tuner {
 namespace {
+
+TEST(HostTarget, TheHostTargetRunsHere) {
+    EXPECT_EQ(missing_on_host(Halide::get_host_target()), "");
+}
+
+TEST(HostTarget, NamesWhatTheMachineLacks) {
+    const Halide::Target host = Halide::get_host_target();
+    if (host.arch == Halide::Target::X86) {
+        // An x86 target with an ARM extension: no machine runs it.
+        EXPECT_EQ(missing_on_host(Halide::Target("x86-64-linux-sse41-arm_dot_prod")),
+                  "arm_dot_prod");
+        EXPECT_EQ(missing_on_host(Halide::Target("arm-64-linux")), "arm-64");
+    } else {
+        EXPECT_EQ(missing_on_host(Halide::Target("x86-64-linux-sse41")), "x86-64");
+    }
+}
+
+TEST(HostTarget, FirstRunnableSkipsTargetsTheMachineCannotRun) {
+    const std::string host = Halide::get_host_target().to_string();
+    EXPECT_EQ(first_runnable({"x86-64-linux-sse41-arm_dot_prod", "not-a-target", host}), host);
+    EXPECT_EQ(first_runnable({"x86-64-linux-sse41-arm_dot_prod"}), "");
+    EXPECT_EQ(first_runnable({}), "");
+}
 
 // The tuner times its candidates on the thread pool that the built kernels run on
 // (runtime/src/thread_pool.h). After a call, a worker of that pool spins for the pool's spin

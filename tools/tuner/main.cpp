@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "host_target.h"
 #include "report.h"
 #include "search.h"
 #include "tune_shape.h"
@@ -44,8 +45,7 @@ int fail(const std::string &message, int code = 2) {
 
 int main(int argc, char **argv) {
     CLI::App app{"attngen tune: search schedule parameters on this machine"};
-    std::string generator = "attention", out, report, target = ATTNGEN_DEFAULT_TUNE_TARGET,
-                strategy = "search", cache;
+    std::string generator = "attention", out, report, target, strategy = "search", cache;
     std::vector<std::string> specs, schedules;
     double budget = 600, timeout = 120, min_speedup = 1.0;
     bool resume = false, no_autoschedulers = false;
@@ -58,8 +58,11 @@ int main(int argc, char **argv) {
                    "(default: the built-in set)");
     app.add_option("--budget", budget, "Seconds for the whole search")->check(CLI::PositiveNumber);
     app.add_option("--out", out, "Tuning database to write (JSON)");
-    app.add_option("--target", target, "Halide target to compile and measure for")
-        ->capture_default_str();
+    // The build's CPU targets, most capable first, separated by commas.
+    const std::string build_targets = ATTNGEN_TUNE_TARGETS;
+    app.add_option("--target", target,
+                   "Halide target to compile and measure for (default: the first of " +
+                       build_targets + " that this machine runs)");
     app.add_flag("--resume", resume, "Reuse the measurements cached by an interrupted run");
     app.add_option("--cache", cache, "Measurement cache (default: <out>.cache)");
     app.add_option("--report", report, "Print the table of a tuning database and exit");
@@ -101,6 +104,28 @@ int main(int argc, char **argv) {
         std::string error;
         if (!TuneShape::parse(spec, &shape, &error)) return fail(error);
         options.shapes.push_back(shape);
+    }
+    if (target.empty()) {
+        std::vector<std::string> candidates;
+        for (std::size_t start = 0; start <= build_targets.size();) {
+            std::size_t end = build_targets.find(',', start);
+            if (end == std::string::npos) end = build_targets.size();
+            candidates.push_back(build_targets.substr(start, end - start));
+            start = end + 1;
+        }
+        target = first_runnable(candidates);
+        if (target.empty()) {
+            return fail("this machine runs none of the build's targets (" + build_targets +
+                        "); pass --target");
+        }
+    }
+    if (!Halide::Target::validate_target_string(target)) {
+        return fail("--target " + target + " is not a Halide target");
+    }
+    // Candidates are compiled for the target and timed here, so this machine must run its code.
+    if (const std::string missing = missing_on_host(Halide::Target(target)); !missing.empty()) {
+        return fail("--target " + target + " needs " + missing +
+                    ", which this machine lacks; the tuner times its candidates here");
     }
     options.target = target;
     options.budget_seconds = budget;

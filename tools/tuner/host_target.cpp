@@ -1,0 +1,65 @@
+#include "host_target.h"
+
+namespace attngen::tuner {
+
+using Feature = Halide::Target::Feature;
+
+namespace {
+
+// The instruction-set features of Halide 14's CPU targets: a target that names one needs the
+// CPU to have it. The other features (user_context, no_runtime, ...) change how code is
+// generated, not which instructions it uses.
+const std::vector<Feature> &instruction_sets() {
+    static const std::vector<Feature> features = {Feature::SSE41,
+                                                  Feature::AVX,
+                                                  Feature::AVX2,
+                                                  Feature::FMA,
+                                                  Feature::FMA4,
+                                                  Feature::F16C,
+                                                  Feature::AVX512,
+                                                  Feature::AVX512_KNL,
+                                                  Feature::AVX512_Skylake,
+                                                  Feature::AVX512_Cannonlake,
+                                                  Feature::AVX512_SapphireRapids,
+                                                  Feature::ARMv7s,
+                                                  Feature::ARMDotProd,
+                                                  Feature::ARMFp16,
+                                                  Feature::ARMv81a,
+                                                  Feature::SVE,
+                                                  Feature::SVE2};
+    return features;
+}
+
+std::string arch_and_bits(const Halide::Target &t) {
+    const std::string name = t.to_string();
+    // The first two fields of a target string: "x86-64", "arm-64".
+    const auto first = name.find('-');
+    const auto second = first == std::string::npos ? first : name.find('-', first + 1);
+    return name.substr(0, second);
+}
+
+}  // namespace
+
+std::string missing_on_host(const Halide::Target &target) {
+    const Halide::Target host = Halide::get_host_target();
+    if (target.arch != host.arch || target.bits != host.bits) return arch_and_bits(target);
+    std::string missing;
+    for (Feature f : instruction_sets()) {
+        if (target.has_feature(f) && !host.has_feature(f)) {
+            missing += (missing.empty() ? "" : ", ") + Halide::Target::feature_to_name(f);
+        }
+    }
+    return missing;
+}
+
+std::string first_runnable(const std::vector<std::string> &targets) {
+    for (const std::string &t : targets) {
+        if (Halide::Target::validate_target_string(t) &&
+            missing_on_host(Halide::Target(t)).empty()) {
+            return t;
+        }
+    }
+    return "";
+}
+
+}  // namespace attngen::tuner
