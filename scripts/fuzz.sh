@@ -19,7 +19,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(npy_fuzz attention_fuzz)
 
 ./scripts/setup.sh --sanitizers
-cmake --preset asan-ubsan >/dev/null
+cmake --preset asan-ubsan -DATTNGEN_TARGETS="$(./scripts/cpu-target.sh)" >/dev/null
 cmake --build --preset asan-ubsan -j "$(nproc)" --target "${targets[@]}"
 
 build=build/asan-ubsan
