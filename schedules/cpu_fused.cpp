@@ -115,6 +115,57 @@ struct FusedParams {
         return ctx.max_queries > 0 && ctx.max_queries <= kDecodeQueries ? 1 : 0;
     }
 
+    // The register tiles' defaults for the target: the member defaults, with the narrower P V
+    // tiles of targets with 16 vector registers.
+    static FusedParams target_defaults(const Context &ctx) {
+        FusedParams d;
+        if (vector_registers(ctx.target) < 32) {
+            d.value_tile = 4;
+            d.value_vectors = 2;
+        }
+        return d;
+    }
+
+    // A tuning database holds one set of parameters for every target of a build, searched on
+    // one of them, where the search admits only register tiles that fit (the constraint of
+    // attention_search_space). On a target with fewer vector registers (AVX2 and SSE4.1 have 16
+    // of AVX-512's 32) or narrower vectors, a tile that no longer fits, or P V rows that no
+    // longer divide the query group, take this target's defaults, which were measured on such
+    // targets. On the tuned target, and for untuned kernels, nothing changes.
+    void fit_tiles_to_target(const Context &ctx, const FusedParams &d) {
+        if (split_keys != 0) return;  // The decode path has no register tiles.
+        const int regs = vector_registers(ctx.target);
+        // A tile of `vectors` vector operands by `broadcasts` broadcast ones: its accumulators,
+        // the operands of one step and the broadcast register.
+        auto fits = [&](int vectors, int broadcasts) {
+            return vectors >= 1 && broadcasts >= 1 && vectors * broadcasts + vectors + 1 <= regs;
+        };
+        auto query_tiles_fit = [&] {
+            return fits(query_vectors, key_tile) &&
+                   (feature_tiles() || fits(query_vectors, value_tile));
+        };
+        if (query_vectors < 1 || key_tile < 1 || value_tile < 1 || query_tiles_fit()) {
+            // Fits, or not a tile at all (the checks below name the error).
+        } else {
+            if (!fits(query_vectors, key_tile)) key_tile = d.key_tile;
+            if (!feature_tiles() && !fits(query_vectors, value_tile)) value_tile = d.value_tile;
+            if (!query_tiles_fit()) {
+                query_vectors = d.query_vectors;
+                key_tile = d.key_tile;
+                value_tile = d.value_tile;
+            }
+        }
+        if (!feature_tiles() || value_rows < 1 || value_vectors < 1) return;
+        if (!fits(value_vectors, value_rows)) value_vectors = d.value_vectors;
+        if (!fits(value_vectors, value_rows) ||
+            (query_vectors * ctx.vector_width()) % value_rows != 0) {
+            value_rows = d.value_rows;
+            value_vectors = d.value_vectors;
+        }
+    }
+
+    FusedParams() = default;
+
     static std::vector<std::string> names() {
         return {"query_vectors", "key_tile",         "features_tile",     "value_tile",
                 "split_keys",    "decode_key_chunk", "decode_key_unroll", "key_block",
@@ -122,20 +173,22 @@ struct FusedParams {
     }
     explicit FusedParams(const Context &ctx) {
         ctx.check_params(names());
+        const FusedParams defaults = FusedParams::target_defaults(ctx);
         query_vectors = ctx.param("query_vectors", query_vectors);
         key_tile = ctx.param("key_tile", key_tile);
-        value_tile = ctx.param("value_tile", vector_registers(ctx.target) >= 32 ? 8 : 4);
+        value_tile = ctx.param("value_tile", defaults.value_tile);
         split_keys = ctx.param("split_keys", default_split_keys(ctx));
         decode_key_chunk = ctx.param("decode_key_chunk", decode_key_chunk);
         decode_key_unroll = ctx.param("decode_key_unroll", decode_key_unroll);
         key_block = ctx.param("key_block", key_block);
         key_splits = ctx.param("key_splits", key_splits);
         value_rows = ctx.param("value_rows", value_rows);
-        value_vectors = ctx.param("value_vectors", vector_registers(ctx.target) >= 32 ? 4 : 2);
+        value_vectors = ctx.param("value_vectors", defaults.value_vectors);
         value_key_chunk = ctx.param("value_key_chunk", value_key_chunk);
         const bool tiles_divide_dv =
             ctx.d_v > 0 && ctx.d_v % (value_vectors * ctx.vector_width()) == 0;
         features_tile = ctx.param("features_tile", !ctx.causal && tiles_divide_dv ? 1 : 0);
+        fit_tiles_to_target(ctx, defaults);
         if (feature_tiles() && (value_rows < 1 || value_vectors < 1 ||
                                 (query_vectors * ctx.vector_width()) % value_rows != 0)) {
             schedule_error(
@@ -672,6 +725,22 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
         return "";
     };
     return space;
+}
+
+std::map<std::string, int> CpuFused::attention_params(const Context &ctx) const {
+    const FusedParams p(ctx);
+    return {{"query_vectors", p.query_vectors},
+            {"key_tile", p.key_tile},
+            {"features_tile", p.features_tile},
+            {"value_tile", p.value_tile},
+            {"split_keys", p.split_keys},
+            {"decode_key_chunk", p.decode_key_chunk},
+            {"decode_key_unroll", p.decode_key_unroll},
+            {"key_block", p.key_block},
+            {"key_splits", p.key_splits},
+            {"value_rows", p.value_rows},
+            {"value_vectors", p.value_vectors},
+            {"value_key_chunk", p.value_key_chunk}};
 }
 
 // A stage alone has nothing to fuse with: the stage kernels use cpu_tiled's schedules.

@@ -27,6 +27,7 @@ class CpuFused final : public Schedule {
     void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
                           const Context &ctx) const override;
     SearchSpace attention_search_space(const Context &ctx) const override;
+    std::map<std::string, int> attention_params(const Context &ctx) const override;
 };
 
 }  // namespace attngen::schedules

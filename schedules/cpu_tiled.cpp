@@ -42,9 +42,19 @@ struct TiledParams {
         gemm.block_rows = ctx.param("block_rows", gemm.block_rows);
         gemm.out_block = ctx.param("out_block", gemm.out_block);
         gemm.chunk = ctx.param("chunk", gemm.chunk);
+        const int default_rows = rows;
+        const int default_lane_vectors = vector_registers(ctx.target) >= 32 ? lane_vectors : 2;
         rows = ctx.param("rows", rows);
-        lane_vectors =
-            ctx.param("lane_vectors", vector_registers(ctx.target) >= 32 ? lane_vectors : 2);
+        lane_vectors = ctx.param("lane_vectors", default_lane_vectors);
+        // A tuning database holds one set of parameters for every target of a build, searched on
+        // one of them where only tiles that fit were admitted; on a target with fewer vector
+        // registers (16 on AVX2 and SSE4.1, 32 on AVX-512) a tile that does not fit takes this
+        // target's defaults, which were measured on it.
+        const int registers = vector_registers(ctx.target);
+        if (rows >= 1 && lane_vectors >= 1 && rows * lane_vectors + lane_vectors + 1 > registers) {
+            lane_vectors = default_lane_vectors;
+            if (rows * lane_vectors + lane_vectors + 1 > registers) rows = default_rows;
+        }
     }
 };
 
@@ -241,6 +251,11 @@ SearchSpace CpuTiled::attention_search_space(const Context &ctx) const {
         return "";
     };
     return space;
+}
+
+std::map<std::string, int> CpuTiled::attention_params(const Context &ctx) const {
+    const TiledParams p(ctx);
+    return {{"rows", p.rows}, {"lane_vectors", p.lane_vectors}};
 }
 
 void CpuTiled::mha(algorithm::MhaFuncs &f, const Context &ctx) const {

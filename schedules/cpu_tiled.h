@@ -22,6 +22,7 @@ class CpuTiled final : public Schedule {
                    const Context &ctx) const override;
     void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
     SearchSpace attention_search_space(const Context &ctx) const override;
+    std::map<std::string, int> attention_params(const Context &ctx) const override;
 };
 
 }  // namespace attngen::schedules

@@ -148,6 +148,14 @@ class Schedule {
         (void)ctx;
         return {};
     }
+
+    // The parameter values the composed attention is scheduled with for this context: the
+    // tuned ones (ctx.params) where given, the target's defaults elsewhere, after tuned tiles
+    // that do not fit the target were replaced; empty for a schedule without parameters.
+    virtual std::map<std::string, int> attention_params(const Context &ctx) const {
+        (void)ctx;
+        return {};
+    }
 };
 
 // The schedule with this name, or nullptr.

@@ -170,6 +170,47 @@ TEST(CpuFusedSearchSpace, DefaultTilesFollowTheValueHeadDimAndTheRegisters) {
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), 1);
 }
 
+// A tuning database holds one set of parameters for all the targets of a build. Register tiles
+// searched on AVX-512 (32 vector registers) that do not fit AVX2's or SSE4.1's 16, or P V rows
+// that do not divide a narrower target's query group, take that target's defaults; what fits
+// is kept, and on the tuned target nothing changes.
+TEST(ScheduleParams, TunedTilesThatDoNotFitTheTargetTakeItsDefaults) {
+    const Halide::Target avx512("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41"),
+        avx2("x86-64-linux-avx-avx2-f16c-fma-sse41"), sse41("x86-64-linux-sse41");
+    using Values = std::map<std::string, int>;
+    // The parameters `schedule` is scheduled with on `target` when tuned with `tuned`, of those
+    // named in `expected`, against `expected`.
+    auto expect = [](const char *schedule, const Halide::Target &target, const char *tuned,
+                     const Values &expected) {
+        schedules::Context ctx;
+        ctx.target = target;
+        ctx.d_v = 256;
+        ctx.params = schedules::parse_params(tuned);
+        const Values all = schedules::find_schedule(schedule)->attention_params(ctx);
+        Values got;
+        for (const auto &entry : expected) got[entry.first] = all.at(entry.first);
+        EXPECT_EQ(got, expected) << schedule << " on " << target.to_string() << " tuned " << tuned;
+    };
+    // The checked-in database's d256 winner: its 4 x 4 P V tile needs 21 registers.
+    const char *d256 = "features_tile=1,query_vectors=2,key_tile=6,value_rows=4,value_vectors=4";
+    expect("cpu_fused", avx512, d256,
+           {{"query_vectors", 2}, {"key_tile", 6}, {"value_rows", 4}, {"value_vectors", 4}});
+    expect("cpu_fused", avx2, d256,
+           {{"query_vectors", 2}, {"key_tile", 6}, {"value_rows", 4}, {"value_vectors", 2}});
+    // 3 x 8 scores need 28 registers: first the key tile, then the query vectors go back.
+    expect("cpu_fused", avx2, "features_tile=0,query_vectors=3,key_tile=8",
+           {{"query_vectors", 2}, {"key_tile", 6}, {"value_tile", 4}});
+    expect("cpu_fused", avx2, "features_tile=0,key_tile=7", {{"key_tile", 6}});
+    // A tile that fits is kept, even where it is not the target's default.
+    expect("cpu_fused", avx2, "features_tile=0,value_tile=6", {{"value_tile", 6}});
+    // One query vector of SSE4.1 is 4 queries: 8 P V rows no longer divide the group.
+    expect("cpu_fused", sse41, "features_tile=1,query_vectors=1,value_rows=8,value_vectors=1",
+           {{"value_rows", 4}, {"value_vectors", 2}});
+    // cpu_tiled's 8 x 3 tile (28 registers) on AVX2: its default 4 x 2.
+    expect("cpu_tiled", avx2, "rows=8,lane_vectors=3", {{"rows", 4}, {"lane_vectors", 2}});
+    expect("cpu_tiled", avx512, "rows=8,lane_vectors=3", {{"rows", 8}, {"lane_vectors", 3}});
+}
+
 // The CUDA schedules' search spaces: every value of every parameter (one at a time, over the
 // defaults) that the constraint accepts must compile for a CUDA target, and the ones it rejects
 // must be refused by the schedule itself with the same reason. No device is needed to compile;
