@@ -71,9 +71,10 @@ bool has_kernel(const std::string &schedule, const BenchShape &shape) {
         auto fits = [](int specialized, int64_t value) {
             return specialized == 0 || specialized == value;
         };
-        if (k.schedule == schedule && k.op == (shape.is_mha() ? "mha" : "attention") &&
-            k.causal == shape.causal && !k.probs && fits(k.heads, shape.heads) &&
-            fits(k.kv_heads, shape.kv_heads) && fits(k.d_k, shape.d) && fits(k.d_v, shape.d))
+        if (k.serves_calls && k.schedule == schedule &&
+            k.op == (shape.is_mha() ? "mha" : "attention") && k.causal == shape.causal &&
+            !k.probs && fits(k.heads, shape.heads) && fits(k.kv_heads, shape.kv_heads) &&
+            fits(k.d_k, shape.d) && fits(k.d_v, shape.d))
             return true;
     }
     return false;

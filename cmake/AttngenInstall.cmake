@@ -61,17 +61,18 @@ if (TARGET attngen-tune)
     install(TARGETS attngen-tune EXPORT attngenTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif ()
 
-# Tuning databases: every checked-in one, and the one this build compiled (ATTNGEN_TUNING_FILE)
-# under the name of the first target, where SCHEDULE TUNED looks for it.
+# Tuning databases: every checked-in one, and those this build compiled (ATTNGEN_TUNING_FILES),
+# each under the name of its target, where SCHEDULE TUNED looks for it.
 if (EXISTS "${PROJECT_SOURCE_DIR}/tuning")
     install(DIRECTORY "${PROJECT_SOURCE_DIR}/tuning/" DESTINATION ${CMAKE_INSTALL_DATADIR}/attngen/tuning
             FILES_MATCHING PATTERN "*.json")
 endif ()
-if (ATTNGEN_TUNING_FILE)
-    list(GET ATTNGEN_TARGETS 0 attngen_install_first_target)
-    install(FILES "${ATTNGEN_TUNING_FILE}" DESTINATION ${CMAKE_INSTALL_DATADIR}/attngen/tuning
-            RENAME "${attngen_install_first_target}.json")
-endif ()
+foreach (file IN LISTS ATTNGEN_TUNING_FILES)
+    attngen_read_tuning_database("${file}" attngen_install_json attngen_install_buckets)
+    string(JSON attngen_install_target GET "${attngen_install_json}" target)
+    install(FILES "${file}" DESTINATION ${CMAKE_INSTALL_DATADIR}/attngen/tuning
+            RENAME "${attngen_install_target}.json")
+endforeach ()
 
 # What the package's attngen_add_kernel must know about this build. The Halide runtime's targets
 # decide which downstream kernels it can serve: a CUDA kernel needs a runtime built with the cuda

@@ -4,7 +4,7 @@
 #   attngen_add_kernel(OP attention|mha|projection|scores|softmax|weighted_sum
 #                      SCHEDULE <name> [CAUSAL] [PROBS]
 #                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n] [MAX_QUERIES n] [MIN_KEYS n]
-#                      [KEYS_ESTIMATE n] [TUNING "name=value,..."] [CUDA])
+#                      [KEYS_ESTIMATE n] [TUNING "name=value,..."] [TARGET <target>] [CUDA])
 #
 # CUDA compiles the kernel for ${ATTNGEN_CUDA_TARGETS} instead: a CUDA entry (host code and PTX)
 # first, then a CPU entry that runs where no CUDA device is usable; the runtime's target check
@@ -14,6 +14,11 @@
 # prefers it for such calls. MIN_KEYS n makes a kernel for calls with at least n keys (long
 # sequences, whose scores outgrow the caches); the runtime prefers it for such calls. Both kernels
 # still compute any call correctly. TUNING overrides the schedule's parameters.
+#
+# TARGET t compiles the kernel for t alone, one of ${ATTNGEN_TARGETS}, instead of all of them: a
+# kernel tuned on a machine of t's class (attngen_add_tuned_kernels). Its parameters were measured
+# there only, and the runtime lets it serve calls only where the CPU runs t and nothing more
+# capable of the build's targets (runtime/src/dispatch.cpp).
 #
 # KEYS_ESTIMATE n (autoschedulers only) is the key count that Halide's autoscheduler plans for;
 # it also takes the query count from MAX_QUERIES and the heads and head dims from HEADS, D_K and
@@ -34,8 +39,8 @@ set(ATTNGEN_REGISTRY_OPS attention mha)
 # The kernel name says what varies, e.g. attention_f32_causal_d64_cpu_basic.
 function(_attngen_kernel_name OUT)
     cmake_parse_arguments(K "CAUSAL;PROBS"
-                          "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;MIN_KEYS;KEYS_ESTIMATE;TUNING" ""
-                          ${ARGN})
+                          "OP;SCHEDULE;HEADS;KV_HEADS;D_K;D_V;MAX_QUERIES;MIN_KEYS;KEYS_ESTIMATE;TUNING;TARGET"
+                          "" ${ARGN})
     set(name "${K_OP}_f32")
     if (K_CAUSAL)
         string(APPEND name "_causal")
@@ -69,8 +74,9 @@ function(_attngen_kernel_name OUT)
         string(APPEND name "_nk${K_KEYS_ESTIMATE}")
     endif ()
     if (K_TUNING)
-        # Different tunings of one variant need different names; a short hash keeps them apart.
-        string(MD5 hash "${K_TUNING}")
+        # Different tunings of one variant, and the same tuning for different targets (databases
+        # of two machine classes), need different names; a short hash keeps them apart.
+        string(MD5 hash "${K_TUNING}${K_TARGET}")
         string(SUBSTRING "${hash}" 0 6 hash)
         string(APPEND name "_t${hash}")
     endif ()
@@ -79,7 +85,7 @@ endfunction()
 
 function(attngen_add_kernel)
     set(flags CAUSAL PROBS CUDA)
-    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS KEYS_ESTIMATE TUNING)
+    set(values OP SCHEDULE HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS KEYS_ESTIMATE TUNING TARGET)
     cmake_parse_arguments(K "${flags}" "${values}" "" ${ARGN})
     if (K_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "attngen_add_kernel: unknown arguments: ${K_UNPARSED_ARGUMENTS}")
@@ -162,6 +168,16 @@ function(attngen_add_kernel)
         set(autoscheduler AUTOSCHEDULER Halide::${K_SCHEDULE})
     endif ()
     set(targets ${ATTNGEN_TARGETS})
+    if (K_TARGET)
+        if (K_CUDA)
+            message(FATAL_ERROR "attngen_add_kernel: TARGET and CUDA exclude each other")
+        endif ()
+        if (NOT K_TARGET IN_LIST ATTNGEN_TARGETS)
+            message(FATAL_ERROR "attngen_add_kernel: TARGET '${K_TARGET}' is not one of this "
+                                "build's targets (ATTNGEN_TARGETS: ${ATTNGEN_TARGETS})")
+        endif ()
+        set(targets ${K_TARGET})
+    endif ()
     if (K_CUDA)
         if (NOT ATTNGEN_CUDA)
             message(FATAL_ERROR "attngen_add_kernel: CUDA needs ATTNGEN_CUDA=ON")
@@ -241,6 +257,7 @@ function(attngen_write_registry OUTPUT)
     if (count EQUAL 0)
         set(array_size 1)
     endif ()
+    string(REPLACE ";" "," build_targets "${ATTNGEN_TARGETS}")
     configure_file(${PROJECT_SOURCE_DIR}/cmake/kernel_registry.cpp.in ${OUTPUT} @ONLY)
 endfunction()
 

@@ -5,7 +5,7 @@
 # exists only after the tuner (part of this build) has run. So this build runs the tuner (a
 # custom target, ATTNGEN_TUNE_BUDGET seconds over ATTNGEN_TUNE_SHAPES), then configures and
 # builds the same sources a second time, as an external project in <build>/tuned, with
-# ATTNGEN_TUNING_FILE pointing at the result and the generators of this build. That inner build
+# ATTNGEN_TUNING_FILES pointing at the result and the generators of this build. That inner build
 # is the tuned attngen: its runtime, command line and tests.
 
 include(ExternalProject)
@@ -17,7 +17,7 @@ set(ATTNGEN_TUNE_SHAPES "" CACHE STRING
 function(attngen_tune_at_build)
     if (CMAKE_CROSSCOMPILING)
         message(FATAL_ERROR "ATTNGEN_TUNE_AT_BUILD measures on the build machine; a cross build "
-                "cannot (tune natively with attngen tune and pass ATTNGEN_TUNING_FILE instead)")
+                "cannot (tune natively with attngen tune and pass ATTNGEN_TUNING_FILES instead)")
     endif ()
     set(result "${PROJECT_BINARY_DIR}/tuning/build-machine.json")
     set(shape_args "")
@@ -43,7 +43,7 @@ function(attngen_tune_at_build)
         CMAKE_ARGS
             -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
             "-DATTNGEN_TARGETS=${ATTNGEN_TARGETS}"
-            "-DATTNGEN_TUNING_FILE=${result}"
+            "-DATTNGEN_TUNING_FILES=${result}"
             -DATTNGEN_TUNE_AT_BUILD=OFF
             -DATTNGEN_KERNEL_SET=${ATTNGEN_KERNEL_SET}
             "-Dattngen-halide_generators_ROOT=${PROJECT_BINARY_DIR}/cmake"

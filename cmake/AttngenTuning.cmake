@@ -3,8 +3,12 @@
 #   attngen_add_tuned_kernels(FILE <database.json>)
 #
 # adds one attention kernel per bucket of the database: its schedule, compiled with the tuned
-# parameters and specialized to the bucket's mask, head dims and query count. The runtime
-# prefers such a kernel for calls that fit its bucket.
+# parameters and specialized to the bucket's mask, head dims and query count, for the database's
+# target alone (which must be one of ATTNGEN_TARGETS). The runtime prefers such a kernel for calls
+# that fit its bucket where the CPU runs that target and no more capable one of the build's: the
+# parameters were measured on a machine of that class, and on another they can lose to the
+# defaults (the d256 winner of the AVX-512 database, value_key_chunk 128, made the kernel about
+# 1.5x slower than the untuned one on an AVX2 Zen 3).
 
 include(${CMAKE_CURRENT_LIST_DIR}/package/AttngenTuningDatabase.cmake)
 
@@ -14,6 +18,12 @@ function(attngen_add_tuned_kernels)
         message(FATAL_ERROR "attngen_add_tuned_kernels: FILE '${T_FILE}' does not exist")
     endif ()
     attngen_read_tuning_database("${T_FILE}" json buckets)
+    string(JSON target ERROR_VARIABLE err GET "${json}" target)
+    if (err OR NOT target IN_LIST ATTNGEN_TARGETS)
+        message(FATAL_ERROR "attngen_add_tuned_kernels: ${T_FILE} was tuned for the target "
+                            "'${target}', which is not one of this build's targets "
+                            "(ATTNGEN_TARGETS: ${ATTNGEN_TARGETS})")
+    endif ()
     if (buckets EQUAL 0)
         return()
     endif ()
@@ -31,7 +41,7 @@ function(attngen_add_tuned_kernels)
         string(JSON max_queries GET "${json}" buckets ${i} max_queries)
         attngen_tuning_bucket_params("${json}" ${i} tuning)
         string(REPLACE ";" "," tuning "${tuning}")
-        set(args OP attention SCHEDULE ${schedule})
+        set(args OP attention SCHEDULE ${schedule} TARGET ${target})
         if (causal)
             list(APPEND args CAUSAL)
         endif ()

@@ -24,40 +24,74 @@ AttentionCase CaseFor(const KernelInfo &k, int64_t nq) {
     return c;
 }
 
+// Runs the call CaseFor(k, nq) through the dispatch (schedule k.schedule), checks out, lse and
+// probs against fp64, and returns the kernel that served it.
+std::string RunCaseFor(const KernelInfo &k, int64_t nq) {
+    AttentionCase c = CaseFor(k, nq);
+    c.prepare(21);
+    const auto &s = c.shape;
+    std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN),
+        lse(s.batch * s.heads * s.nq, NAN),
+        probs(k.probs ? s.batch * s.heads * s.nq * s.nk : 0, NAN);
+    AttentionArgs args;
+    args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
+    args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
+    args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
+    args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
+    args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
+    if (k.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
+    args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
+    args.causal = c.causal;
+    args.schedule = k.schedule;
+    CallInfo info;
+    Status status = attention(args, &info);
+    EXPECT_TRUE(status.ok()) << status.to_string();
+    EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out of " << info.kernel;
+    EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse of " << info.kernel;
+    if (k.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs of " << info.kernel;
+    return info.kernel;
+}
+
+// The query counts of the calls that kernel k must serve: both ends of its query bound, or a
+// count beyond every bound.
+std::vector<int64_t> QueryCountsFor(const KernelInfo &k) {
+    if (k.max_queries > 0) return {FewestQueriesFor(k), k.max_queries};
+    return {QueriesBeyondEveryBound(k)};
+}
+
 TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
     const KernelInfo &k = GetParam();
-    std::vector<int64_t> query_counts;
-    if (k.max_queries > 0) {
-        query_counts = {FewestQueriesFor(k), k.max_queries};
-    } else {
-        query_counts = {QueriesBeyondEveryBound(k)};
-    }
-    for (int64_t nq : query_counts) {
+    ATTNGEN_SKIP_UNLESS_SERVED(k);
+    for (int64_t nq : QueryCountsFor(k)) {
         SCOPED_TRACE("Nq=" + std::to_string(nq));
-        AttentionCase c = CaseFor(k, nq);
-        c.prepare(21);
-        const auto &s = c.shape;
-        std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN),
-            lse(s.batch * s.heads * s.nq, NAN),
-            probs(k.probs ? s.batch * s.heads * s.nq * s.nk : 0, NAN);
-        AttentionArgs args;
-        args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
-        args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
-        args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
-        args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
-        args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
-        if (k.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
-        args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
-        args.causal = c.causal;
-        args.schedule = k.schedule;
-        CallInfo info;
-        Status status = attention(args, &info);
-        ASSERT_TRUE(status.ok()) << status.to_string();
-        EXPECT_EQ(info.kernel, k.name);
-        EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out";
-        EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse";
-        if (k.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs";
+        EXPECT_EQ(RunCaseFor(k, nq), k.name);
     }
+}
+
+// A kernel that does not serve calls on this CPU (a tuned kernel whose target is not the one the
+// build runs here, see KernelInfo::serves_calls) leaves the calls of its bucket to a kernel that
+// does, and is tested, and they still match the reference.
+TEST(KernelBounds, KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults) {
+    const std::vector<KernelInfo> kernels = list_kernels();
+    int idle = 0;
+    for (const KernelInfo &k : AttentionKernels()) {
+        if (k.serves_calls) continue;
+        idle++;
+        SCOPED_TRACE(k.name);
+        // Every kernel but a tuned one has the build's targets, which include one this CPU runs
+        // (or the program could not have started its kernels).
+        EXPECT_FALSE(k.tuning.empty());
+        EXPECT_EQ(k.targets.find(','), std::string::npos) << "a tuned kernel has one target";
+        for (int64_t nq : QueryCountsFor(k)) {
+            SCOPED_TRACE("Nq=" + std::to_string(nq));
+            const std::string served = RunCaseFor(k, nq);
+            EXPECT_NE(served, k.name);
+            for (const KernelInfo &other : kernels) {
+                if (other.name == served) EXPECT_TRUE(other.serves_calls) << served;
+            }
+        }
+    }
+    if (idle == 0) GTEST_SKIP() << "every compiled kernel serves calls on this CPU";
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiled, KernelTest, ::testing::ValuesIn(AttentionKernels()), KernelName);
@@ -85,7 +119,7 @@ std::string KernelForCall(int64_t nq, int64_t nk, int64_t d) {
 TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
     int long_kernels = 0;
     for (const KernelInfo &k : AttentionKernels()) {
-        if (k.min_keys == 0 || k.schedule != "cpu_fused") continue;
+        if (k.min_keys == 0 || k.schedule != "cpu_fused" || !k.serves_calls) continue;
         long_kernels++;
         SCOPED_TRACE(k.name);
         const int64_t nq = QueriesBeyondEveryBound(k);
@@ -102,8 +136,9 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
 TEST(KernelBounds, BlockKernelsMatchTheReferenceWithValuesBeyondTheCache) {
     int block_kernels = 0;
     for (const KernelInfo &k : AttentionKernels()) {
-        if (k.schedule != "cpu_fused" || k.causal || k.probs || k.max_queries > 0 ||
-            k.min_keys > 0 || k.d_k <= 0 || k.d_k != k.d_v || (k.heads > 0 && k.heads != 2)) {
+        if (!k.serves_calls || k.schedule != "cpu_fused" || k.causal || k.probs ||
+            k.max_queries > 0 || k.min_keys > 0 || k.d_k <= 0 || k.d_k != k.d_v ||
+            (k.heads > 0 && k.heads != 2)) {
             continue;
         }
         block_kernels++;
@@ -124,6 +159,7 @@ TEST(KernelBounds, DecodeStepsRunOnTheDecodeKernelOfTheirHeadDim) {
         int bound = 0;
         int64_t long_keys = 0;  // The key bound of the head dim's kernel for long sequences.
         for (const KernelInfo &k : list_kernels()) {
+            if (!k.serves_calls) continue;
             if (k.op == "attention" && k.d_k == d && k.d_v == d) {
                 long_keys = std::max<int64_t>(long_keys, k.min_keys);
             }

@@ -25,6 +25,7 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
   protected:
     void SetUp() override {
         const KernelInfo &k = GetParam();
+        ATTNGEN_SKIP_UNLESS_SERVED(k);
         const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound(k);
         c_.shape = ShapeFor(k, nq);
         c_.causal = k.causal;

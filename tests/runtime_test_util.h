@@ -36,10 +36,27 @@ inline std::vector<KernelInfo> AttentionKernels() {
     return kernels;
 }
 
-// The largest query bound (max_queries) among the compiled kernels, 0 when none has one.
+// Skips a test of kernel k where the dispatch does not pick it (KernelInfo::serves_calls: this CPU
+// runs none of its targets, or it was tuned on machines of another target). The test list still
+// names it, so that a run under another ATTNGEN_MAX_CPU_ISA or on another machine says what it
+// left out; KernelBounds.KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults checks that such
+// calls go to a kernel that is tested.
+#define ATTNGEN_SKIP_UNLESS_SERVED(k)                                                             \
+    do {                                                                                          \
+        if (!(k).serves_calls) {                                                                  \
+            GTEST_SKIP() << (k).name << " does not serve calls on this CPU: compiled for "        \
+                         << (k).targets << ", this CPU runs "                                     \
+                         << ((k).selected_target.empty() ? "none of them" : (k).selected_target); \
+        }                                                                                         \
+    } while (0)
+
+// The largest query bound (max_queries) among the kernels that serve calls here, 0 when none has
+// one.
 inline int64_t LargestQueryBound() {
     int64_t bound = 0;
-    for (const auto &k : list_kernels()) bound = std::max<int64_t>(bound, k.max_queries);
+    for (const auto &k : list_kernels()) {
+        if (k.serves_calls) bound = std::max<int64_t>(bound, k.max_queries);
+    }
     return bound;
 }
 // Nq for a call that a kernel without a query bound (max_queries 0) must serve: above the bound of
@@ -71,7 +88,7 @@ inline int64_t QueriesBeyondEveryBound(const KernelInfo &k) {
 inline int64_t FewestQueriesFor(const KernelInfo &k) {
     int64_t below = 0;
     for (const auto &other : list_kernels()) {
-        if (other.max_queries > 0 && other.max_queries < k.max_queries) {
+        if (other.serves_calls && other.max_queries > 0 && other.max_queries < k.max_queries) {
             below = std::max<int64_t>(below, other.max_queries);
         }
     }

@@ -29,7 +29,7 @@ echo "target: $target"
 # the native build.
 cmake -S "$source_dir" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DATTNGEN_TARGETS="$target" -DATTNGEN_KERNEL_SET=minimal \
-    -DATTNGEN_TUNING_FILE="$work/tuning.json" -DATTNGEN_BUILD_TOOLS=OFF \
+    -DATTNGEN_TUNING_FILES="$work/tuning.json" -DATTNGEN_BUILD_TOOLS=OFF \
     -Dattngen-halide_generators_ROOT="$native_build/cmake" > "$work/configure.log" ||
     { tail -n 40 "$work/configure.log" >&2; exit 1; }
 cmake --build "$work/build" --target runtime_test > "$work/build.log" ||

@@ -1,6 +1,7 @@
 #include "dispatch.h"
 
 #include <cstring>
+#include <vector>
 
 #include "attngen/cuda_limits.h"
 #include "attngen/kernels.h"
@@ -60,6 +61,27 @@ std::string describe(const KernelRequest &r, const std::string &schedule) {
 
 }  // namespace
 
+bool serves_calls(const KernelEntry &k, const std::string &selected,
+                  const std::string &build_selected) {
+    if (k.cuda) return true;
+    if (selected.empty()) return false;
+    return k.tuning[0] == '\0' || selected == build_selected;
+}
+
+bool serves_calls_here(const KernelEntry &k) {
+    static const std::vector<bool> serves = [] {
+        const std::string build_selected = selected_target(kBuildTargets);
+        std::vector<bool> v(kNumKernels);
+        for (std::size_t n = 0; n < kNumKernels; n++) {
+            const KernelEntry &e = kKernels[n];
+            v[n] = serves_calls(e, e.cuda ? "" : selected_target(e.targets), build_selected);
+        }
+        return v;
+    }();
+    const std::ptrdiff_t n = &k - kKernels;
+    return n >= 0 && static_cast<std::size_t>(n) < kNumKernels && serves[n];
+}
+
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
     ATTNGEN_RETURN_IF_ERROR(cpu_isa_limit_status());
     std::string schedule = request.schedule;
@@ -87,6 +109,9 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
             std::to_string(request.d_k + request.d_v) + ": use the schedule cuda_tiled");
     }
     const KernelEntry *best = nullptr;
+    // A kernel that matches the call but runs none of its targets on this CPU (a build for more
+    // capable machines only); tuned kernels left to the defaults do not count.
+    const KernelEntry *not_runnable = nullptr;
     bool schedule_known = false;
     for (std::size_t n = 0; n < kNumKernels; n++) {
         const KernelEntry &k = kKernels[n];
@@ -100,11 +125,21 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
             (k.min_keys > 0 && request.keys < k.min_keys)) {
             continue;
         }
+        if (!serves_calls_here(k)) {
+            if (k.tuning[0] == '\0') not_runnable = &k;
+            continue;
+        }
         if (best == nullptr || better(k, *best)) best = &k;
     }
     if (best != nullptr) {
         *kernel = best;
         return Status::Ok();
+    }
+    if (not_runnable != nullptr) {
+        return Status::Unavailable("the " + describe(request, schedule) + " is compiled for " +
+                                   not_runnable->targets +
+                                   ", none of which this CPU runs (within ATTNGEN_MAX_CPU_ISA, "
+                                   "when set): build with a target it runs in ATTNGEN_TARGETS");
     }
     if (!schedule_known) {
         std::string known;

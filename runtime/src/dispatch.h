@@ -35,6 +35,18 @@ std::vector<std::string> compiled_schedules(const char *const *order,
 
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel);
 
+// Whether the dispatch may pick kernel k, given the target of k that this CPU runs (`selected`,
+// empty if none) and the one of the build's targets (`build_selected`): a CPU kernel only if it
+// runs here; a tuned kernel, compiled for the one target it was tuned for, only where that is
+// the target the rest of the build runs here, since its parameters were measured on a machine of
+// that class. A CUDA kernel always: its CPU entry is the architecture's floor target.
+bool serves_calls(const KernelEntry &k, const std::string &selected,
+                  const std::string &build_selected);
+
+// serves_calls for a kernel of the registry on this CPU (decided once per process, after the
+// ATTNGEN_MAX_CPU_ISA limit has been read).
+bool serves_calls_here(const KernelEntry &k);
+
 // ok if the kernel can serve the request; otherwise kInvalidArgument naming what differs.
 Status check_kernel_fits(const KernelEntry &kernel, const KernelRequest &request);
 

@@ -44,4 +44,8 @@ struct KernelEntry {
 extern const KernelEntry kKernels[];
 extern const std::size_t kNumKernels;
 
+// The build's CPU targets (ATTNGEN_TARGETS, comma-separated, most capable first): those of every
+// kernel but the CUDA ones and the tuned ones, which have one target each.
+extern const char *const kBuildTargets;
+
 }  // namespace attngen::detail

@@ -40,6 +40,7 @@ std::vector<KernelInfo> list_kernels() {
         info.min_keys = k.min_keys;
         info.tuning = k.tuning;
         info.selected_target = detail::selected_target(k.targets);
+        info.serves_calls = detail::serves_calls_here(k);
         info.cuda = k.cuda;
         kernels.push_back(info);
     }

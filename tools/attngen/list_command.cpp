@@ -35,6 +35,16 @@ void run_list() {
                     k.selected_target.empty() ? "none (the CPU lacks every target's features)"
                                               : k.selected_target.c_str());
     }
+    // Kernels that this CPU does not run, or that were tuned on another class of machine: the
+    // dispatch leaves their calls to other kernels.
+    std::string idle;
+    for (const auto &k : kernels) {
+        if (!k.serves_calls) idle += (idle.empty() ? "" : ", ") + k.name;
+    }
+    if (!idle.empty()) {
+        std::printf("\nnot used on this CPU (tuned for, or compiled for, other targets only): %s\n",
+                    idle.c_str());
+    }
     std::string schedules, baselines;
     for (const auto &s : available_schedules()) {
         std::string &list = is_autoscheduler_baseline(s) ? baselines : schedules;

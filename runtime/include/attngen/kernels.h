@@ -27,6 +27,11 @@ struct KernelInfo {
     // The one of `targets` that runs on this CPU (the most capable one it supports, within
     // ATTNGEN_MAX_CPU_ISA); empty if none can.
     std::string selected_target;
+    // Whether the dispatch picks it on this CPU for the calls it fits: a CPU kernel if this CPU
+    // runs one of its targets; a tuned kernel (compiled for the one target whose machines it was
+    // tuned on) only where the build's other kernels run that target too, so a kernel tuned for
+    // AVX-512 machines leaves the calls of an AVX2 machine to the default kernels.
+    bool serves_calls = false;
     // Compiled with a CUDA entry (cuda_tiled, cuda_fused); its CPU entry runs without a device.
     bool cuda = false;
 };
