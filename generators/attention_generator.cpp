@@ -28,6 +28,10 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     GeneratorParam<std::string> schedule_name{"schedule", "reference"};
     // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
     GeneratorParam<std::string> tuning{"tuning", ""};
+    // The Halide target the tuning was measured for, empty for every target: compiled for
+    // several targets at once (a library that picks one at run time), the others take the
+    // schedule's defaults, as their registers and caches differ.
+    GeneratorParam<std::string> tuning_target{"tuning_target", ""};
     // The key count (Nk) that Halide's autoschedulers plan for. Our schedules ignore it: an
     // autoscheduler sizes its tiles from the estimates, and a kernel planned for 1024 queries or
     // keys fails on calls with fewer (its last tile shifts inwards, before the buffer's start),
@@ -59,9 +63,10 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         shape.heads = param_or(heads, q.dim(2).extent());
         shape.kv_heads = param_or(kv_heads, k.dim(2).extent());
         // A schedule of the online-softmax formulation gets that formulation (same results).
-        formulation_.emplace(schedule_for(schedule_name, auto_schedule),
-                             make_context(get_target(), max_queries, tuning, causal, d_v), q, k, v,
-                             key_lengths, shape, scale, causal);
+        formulation_.emplace(
+            schedule_for(schedule_name, auto_schedule),
+            make_context(get_target(), max_queries, tuning, causal, d_v, tuning_target), q, k, v,
+            key_lengths, shape, scale, causal);
         out = formulation_->out();
         lse = formulation_->lse();
         if (probs != nullptr) {

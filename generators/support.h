@@ -25,16 +25,19 @@ inline Halide::Expr param_or(int param, const Halide::Expr &runtime_value) {
 }
 
 // The context a schedule sees: the target, the shape bucket (max_queries, 0 = any; d_v, 0 = read
-// at run time) and the tuned parameter values ("name=value,...").
+// at run time) and the tuned parameter values ("name=value,..."), which apply only when the
+// kernel is compiled for tuning_target, if one is given (schedules::tuning_applies).
 inline schedules::Context make_context(const Halide::Target &target, int max_queries,
-                                       const std::string &tuning, bool causal = false,
-                                       int d_v = 0) {
+                                       const std::string &tuning, bool causal = false, int d_v = 0,
+                                       const std::string &tuning_target = "") {
     schedules::Context ctx;
     ctx.target = target;
     ctx.max_queries = max_queries;
     ctx.causal = causal;
     ctx.d_v = d_v;
+    // Parsed on every target, so that a malformed tuning fails the build wherever it applies.
     ctx.params = schedules::parse_params(tuning);
+    if (!schedules::tuning_applies(target, tuning_target)) ctx.params.clear();
     return ctx;
 }
 

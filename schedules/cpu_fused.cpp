@@ -126,12 +126,13 @@ struct FusedParams {
         return d;
     }
 
-    // A tuning database holds one set of parameters for every target of a build, searched on
-    // one of them, where the search admits only register tiles that fit (the constraint of
-    // attention_search_space). On a target with fewer vector registers (AVX2 and SSE4.1 have 16
-    // of AVX-512's 32) or narrower vectors, a tile that no longer fits, or P V rows that no
-    // longer divide the query group, take this target's defaults, which were measured on such
-    // targets. On the tuned target, and for untuned kernels, nothing changes.
+    // Tuned parameters were searched on one target, where the search admits only register
+    // tiles that fit (the constraint of attention_search_space). The build compiles them for
+    // that target alone (tuning_target), but a tuning given by hand can reach others: on a
+    // target with fewer vector registers (AVX2 and SSE4.1 have 16 of AVX-512's 32) or narrower
+    // vectors, a tile that no longer fits, or P V rows that no longer divide the query group,
+    // take this target's defaults, which were measured on such targets. On the tuned target,
+    // and for untuned kernels, nothing changes.
     void fit_tiles_to_target(const Context &ctx, const FusedParams &d) {
         if (split_keys != 0) return;  // The decode path has no register tiles.
         const int regs = vector_registers(ctx.target);

@@ -46,8 +46,8 @@ struct TiledParams {
         const int default_lane_vectors = vector_registers(ctx.target) >= 32 ? lane_vectors : 2;
         rows = ctx.param("rows", rows);
         lane_vectors = ctx.param("lane_vectors", default_lane_vectors);
-        // A tuning database holds one set of parameters for every target of a build, searched on
-        // one of them where only tiles that fit were admitted; on a target with fewer vector
+        // Tuned parameters were searched on one target, where only tiles that fit were
+        // admitted, but a tuning given by hand can reach others; on a target with fewer vector
         // registers (16 on AVX2 and SSE4.1, 32 on AVX-512) a tile that does not fit takes this
         // target's defaults, which were measured on it.
         const int registers = vector_registers(ctx.target);

@@ -122,6 +122,19 @@ int vector_registers(const Halide::Target &target) {
     return target.has_feature(Halide::Target::AVX512) ? 32 : 16;
 }
 
+bool tuning_applies(const Halide::Target &target, const std::string &tuning_target) {
+    if (tuning_target.empty()) return true;
+    if (!Halide::Target::validate_target_string(tuning_target)) {
+        schedule_error("tuning_target '" + tuning_target + "' is not a Halide target");
+    }
+    const auto code_features = [](Halide::Target t) {
+        for (auto f : {Halide::Target::NoRuntime, Halide::Target::UserContext, Halide::Target::JIT})
+            t = t.without_feature(f);
+        return t;
+    };
+    return code_features(target) == code_features(Halide::Target(tuning_target));
+}
+
 std::map<std::string, int> parse_params(const std::string &text) {
     std::map<std::string, int> params;
     std::size_t start = 0;

@@ -61,6 +61,14 @@ std::map<std::string, int> parse_params(const std::string &text);
 // The inverse of parse_params, names in order: "key_tile=6,query_vectors=2".
 std::string format_params(const std::map<std::string, int> &params);
 
+// Whether tuned values measured for `tuning_target` (a Halide target string; empty: any target)
+// apply to a kernel compiled for `target`. A tuning's register tiles and blocks were searched on
+// one target, but a library compiled for several targets runs its generator once per target with
+// the same parameters, so the other targets must take the schedule's defaults. The features that
+// say how a kernel is linked (no_runtime, user_context, jit) are ignored; a string that is not a
+// Halide target is a Halide user error.
+bool tuning_applies(const Halide::Target &target, const std::string &tuning_target);
+
 // What the autotuner may vary in a schedule: each parameter with the values worth trying, and a
 // constraint that rejects combinations the schedule cannot use well (more accumulators than the
 // target has registers, blocks that break the causal grouping, ...).

@@ -170,10 +170,10 @@ TEST(CpuFusedSearchSpace, DefaultTilesFollowTheValueHeadDimAndTheRegisters) {
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), 1);
 }
 
-// A tuning database holds one set of parameters for all the targets of a build. Register tiles
-// searched on AVX-512 (32 vector registers) that do not fit AVX2's or SSE4.1's 16, or P V rows
-// that do not divide a narrower target's query group, take that target's defaults; what fits
-// is kept, and on the tuned target nothing changes.
+// Tuned values can still reach a target they were not searched on (a tuning passed by hand, or
+// tuning_target left out). Register tiles searched on AVX-512 (32 vector registers) that do not fit
+// AVX2's or SSE4.1's 16, or P V rows that do not divide a narrower target's query group, take that
+// target's defaults; what fits is kept, and on the tuned target nothing changes.
 TEST(ScheduleParams, TunedTilesThatDoNotFitTheTargetTakeItsDefaults) {
     const Halide::Target avx512("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41"),
         avx2("x86-64-linux-avx-avx2-f16c-fma-sse41"), sse41("x86-64-linux-sse41");
@@ -209,6 +209,37 @@ TEST(ScheduleParams, TunedTilesThatDoNotFitTheTargetTakeItsDefaults) {
     // cpu_tiled's 8 x 3 tile (28 registers) on AVX2: its default 4 x 2.
     expect("cpu_tiled", avx2, "rows=8,lane_vectors=3", {{"rows", 4}, {"lane_vectors", 2}});
     expect("cpu_tiled", avx512, "rows=8,lane_vectors=3", {{"rows", 8}, {"lane_vectors", 3}});
+}
+
+// A library compiled for several targets runs its generator once per target with the same
+// parameters; tuned values apply only to the target they were measured for, whatever features say
+// how the kernel is linked, and every other target (a narrower ISA, the same one with CUDA) takes
+// the schedule's defaults.
+TEST(ScheduleParams, TuningAppliesOnlyToTheTargetItWasMeasuredFor) {
+    const std::string avx512 = "x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41",
+                      avx2 = "x86-64-linux-avx-avx2-f16c-fma-sse41";
+    const Halide::Target avx2_linked = Halide::Target(avx2)
+                                           .with_feature(Halide::Target::NoRuntime)
+                                           .with_feature(Halide::Target::UserContext);
+    EXPECT_TRUE(schedules::tuning_applies(Halide::Target(avx2), ""));
+    EXPECT_TRUE(schedules::tuning_applies(Halide::Target(avx2), avx2));
+    EXPECT_TRUE(schedules::tuning_applies(avx2_linked, avx2));
+    EXPECT_TRUE(schedules::tuning_applies(Halide::Target(avx512 + "-jit"), avx512));
+    EXPECT_FALSE(schedules::tuning_applies(avx2_linked, avx512));
+    EXPECT_FALSE(schedules::tuning_applies(Halide::Target(avx512), avx2));
+    EXPECT_FALSE(schedules::tuning_applies(Halide::Target(avx2), "x86-64-linux-sse41"));
+    EXPECT_FALSE(
+        schedules::tuning_applies(Halide::Target(avx2 + "-cuda-cuda_capability_80"), avx2));
+    EXPECT_FALSE(schedules::tuning_applies(Halide::Target("arm-64-linux"), avx2));
+    try {
+        schedules::tuning_applies(Halide::Target(avx2), "x86-64-linux-avx3");
+        ADD_FAILURE() << "an invalid tuning target was accepted";
+    } catch (const Halide::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("tuning_target 'x86-64-linux-avx3' is not a Halide "
+                                             "target"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 // The CUDA schedules' search spaces: every value of every parameter (one at a time, over the

@@ -18,9 +18,11 @@
 #   SCHEDULE    a schedule of the generators (default cpu_fused); an unknown name fails the build
 #               with the list of known ones. TUNED takes the schedule and parameters that
 #               `attngen tune` found for this kernel's bucket from the tuning database of the first
-#               target (<attngen_TUNING_DIR>/<target>.json); without a database or a matching
-#               bucket it uses cpu_fused and says so in a status message, because the default
-#               schedule is what the runtime itself runs for untuned shapes.
+#               target (<attngen_TUNING_DIR>/<target>.json); the parameters apply to that target's
+#               code only, and the other targets run the schedule with its defaults, as the
+#               parameters were measured on the first. Without a database or a matching bucket
+#               it uses cpu_fused and says so in a status message, because the default schedule
+#               is what the runtime itself runs for untuned shapes.
 #   TARGETS     Halide targets, most capable first (default: the installed build's targets);
 #               several give one library that picks the best one for the running CPU.
 #   CUDA        adds a CUDA entry (the first target with cuda and cuda_capability_<CUDA_CAPABILITY>,
@@ -57,11 +59,13 @@ function(_attngen_target_triple OUT HALIDE_TARGET)
     endif ()
 endfunction()
 
-# Sets <prefix>_SCHEDULE and <prefix>_TUNING from the tuning database for the kernel described by
-# the remaining arguments, or cpu_fused without parameters when the database has nothing for it.
+# Sets <prefix>_SCHEDULE, <prefix>_TUNING and <prefix>_TUNING_TARGET (the target it was measured
+# for) from the tuning database for the kernel described by the remaining arguments, or cpu_fused
+# without parameters when the database has nothing for it.
 function(_attngen_tuned_schedule PREFIX NAME GENERATOR CAUSAL D_K D_V TARGETS)
     set(${PREFIX}_SCHEDULE cpu_fused PARENT_SCOPE)
     set(${PREFIX}_TUNING "" PARENT_SCOPE)
+    set(${PREFIX}_TUNING_TARGET "" PARENT_SCOPE)
     if (NOT GENERATOR STREQUAL "attention")
         message(STATUS "attngen_add_kernel(NAME ${NAME}): SCHEDULE TUNED: the tuning databases "
                 "hold attention kernels only; using the default schedule cpu_fused")
@@ -105,10 +109,16 @@ function(_attngen_tuned_schedule PREFIX NAME GENERATOR CAUSAL D_K D_V TARGETS)
     attngen_tuning_bucket_params("${json}" ${found} tuning)
     string(REPLACE ";" "," tuning "${tuning}")
     string(REPLACE "=" ":" tuning "${tuning}")
+    list(LENGTH TARGETS target_count)
+    set(others "")
+    if (target_count GREATER 1)
+        set(others "; its other targets take the schedule's defaults")
+    endif ()
     message(STATUS "attngen_add_kernel(NAME ${NAME}): SCHEDULE TUNED: ${schedule} ${tuning} "
-            "from ${file}")
+            "from ${file}, for ${target}${others}")
     set(${PREFIX}_SCHEDULE "${schedule}" PARENT_SCOPE)
     set(${PREFIX}_TUNING "${tuning}" PARENT_SCOPE)
+    set(${PREFIX}_TUNING_TARGET "${target}" PARENT_SCOPE)
 endfunction()
 
 function(attngen_add_kernel)
@@ -239,6 +249,7 @@ function(attngen_add_kernel)
                                 ${K_VALUE_DIM} "${targets}")
         set(K_SCHEDULE "${T_SCHEDULE}")
         set(tuning "${T_TUNING}")
+        set(tuning_target "${T_TUNING_TARGET}")
     endif ()
 
     set(params schedule=${K_SCHEDULE} heads=${K_HEADS} kv_heads=${K_KV_HEADS} d_k=${K_HEAD_DIM}
@@ -249,7 +260,7 @@ function(attngen_add_kernel)
         list(APPEND params causal=false)
     endif ()
     if (tuning)
-        list(APPEND params "tuning=${tuning}")
+        list(APPEND params "tuning=${tuning}" "tuning_target=${tuning_target}")
     endif ()
     if (K_GENERATOR STREQUAL "attention")
         if (K_PROBS)

@@ -1,4 +1,4 @@
-// Runs the two kernels that CMakeLists.txt generates through the attngen runtime, which validates
+// Runs the three kernels that CMakeLists.txt generates through the attngen runtime, which validates
 // each call exactly as for its own kernels, and checks the results against reference.cpp.
 #include <cmath>
 #include <cstdio>
@@ -8,6 +8,7 @@
 
 #include "attngen/attngen.h"
 #include "cross_dk64_dv32_descriptor.h"
+#include "encoder_d256_tuned_descriptor.h"
 #include "gqa_causal_d96_descriptor.h"
 #include "reference.h"
 
@@ -71,6 +72,7 @@ int main() {
     bool ok = true;
     const attngen::KernelDescriptor gqa = gqa_causal_d96_descriptor();
     const attngen::KernelDescriptor cross = cross_dk64_dv32_descriptor();
+    const attngen::KernelDescriptor encoder = encoder_d256_tuned_descriptor();
 
     // Causal grouped-query self-attention, then a decode-like call with fewer queries than keys
     // (the mask is aligned bottom-right) and padded keys.
@@ -80,6 +82,10 @@ int main() {
     // Cross-attention: another sequence length for the memory, d_v != d_k.
     ok &=
         run_case("cross d_k 64 d_v 32, Nq 11, Nk 29", cross, {1, 4, 4, 11, 29, 64, 32}, false, {});
+    // The tuned d256 kernel, with query and key counts that its register tiles and key chunks
+    // do not divide, so that every loop has a remainder.
+    ok &= run_case("encoder d256 tuned, Nq 75, Nk 150, key lengths", encoder,
+                   {2, 2, 2, 75, 150, 256, 256}, false, {150, 101});
 
     // The runtime checks that a call fits the kernel's specialization before it runs: this
     // kernel is causal with head dim 96, so a head dim of 64 is refused with the reason.

@@ -69,7 +69,10 @@ accepts "NAME k GENERATOR mha CAUSAL HEADS 4 SCHEDULE cpu_tiled"
 accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 96 SCHEDULE TUNED TARGETS $tuned_target" \
     "SCHEDULE TUNED: cpu_fused key_tile:6,query_vectors:2 from"
 accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 32 SCHEDULE TUNED TARGETS $tuned_target" \
-    "SCHEDULE TUNED: cpu_fused value_tile:8 from"
+    "SCHEDULE TUNED: cpu_fused value_tile:8 from $work/tuning/$tuned_target.json, for $tuned_target"
+# The parameters were measured on the first target: the others compile the defaults.
+accepts "NAME k GENERATOR attention CAUSAL SCHEDULE TUNED TARGETS $tuned_target x86-64-linux-sse41" \
+    "for $tuned_target; its other targets take the schedule's defaults"
 accepts "NAME k GENERATOR attention HEAD_DIM 64 SCHEDULE TUNED TARGETS $tuned_target" \
     "has no improving bucket for this kernel; using the default schedule cpu_fused"
 accepts "NAME k GENERATOR attention SCHEDULE TUNED TARGETS host" \
