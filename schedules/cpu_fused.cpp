@@ -1,5 +1,10 @@
 #include "cpu_fused.h"
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "algorithm/dims.h"
 #include "cpu_gemm.h"
 #include "cpu_tiled.h"
@@ -167,10 +172,29 @@ struct FusedParams {
 
     FusedParams() = default;
 
+    // Every parameter, by the name a tuning sets it with: the one list for the names the
+    // constructor accepts and the values attention_params reports.
+    using Field = std::pair<std::string, int FusedParams::*>;
+    static const std::vector<Field> &fields() {
+        static const std::vector<Field> list = {
+            {"query_vectors", &FusedParams::query_vectors},
+            {"key_tile", &FusedParams::key_tile},
+            {"features_tile", &FusedParams::features_tile},
+            {"value_tile", &FusedParams::value_tile},
+            {"split_keys", &FusedParams::split_keys},
+            {"decode_key_chunk", &FusedParams::decode_key_chunk},
+            {"decode_key_unroll", &FusedParams::decode_key_unroll},
+            {"key_block", &FusedParams::key_block},
+            {"key_splits", &FusedParams::key_splits},
+            {"value_rows", &FusedParams::value_rows},
+            {"value_vectors", &FusedParams::value_vectors},
+            {"value_key_chunk", &FusedParams::value_key_chunk}};
+        return list;
+    }
     static std::vector<std::string> names() {
-        return {"query_vectors", "key_tile",         "features_tile",     "value_tile",
-                "split_keys",    "decode_key_chunk", "decode_key_unroll", "key_block",
-                "key_splits",    "value_rows",       "value_vectors",     "value_key_chunk"};
+        std::vector<std::string> list;
+        for (const Field &f : fields()) list.push_back(f.first);
+        return list;
     }
     explicit FusedParams(const Context &ctx) {
         ctx.check_params(names());
@@ -730,18 +754,9 @@ SearchSpace CpuFused::attention_search_space(const Context &ctx) const {
 
 std::map<std::string, int> CpuFused::attention_params(const Context &ctx) const {
     const FusedParams p(ctx);
-    return {{"query_vectors", p.query_vectors},
-            {"key_tile", p.key_tile},
-            {"features_tile", p.features_tile},
-            {"value_tile", p.value_tile},
-            {"split_keys", p.split_keys},
-            {"decode_key_chunk", p.decode_key_chunk},
-            {"decode_key_unroll", p.decode_key_unroll},
-            {"key_block", p.key_block},
-            {"key_splits", p.key_splits},
-            {"value_rows", p.value_rows},
-            {"value_vectors", p.value_vectors},
-            {"value_key_chunk", p.value_key_chunk}};
+    std::map<std::string, int> values;
+    for (const auto &[name, field] : FusedParams::fields()) values[name] = p.*field;
+    return values;
 }
 
 // A stage alone has nothing to fuse with: the stage kernels use cpu_tiled's schedules.
