@@ -258,6 +258,7 @@ function(attngen_write_registry OUTPUT)
         set(array_size 1)
     endif ()
     string(REPLACE ";" "," build_targets "${ATTNGEN_TARGETS}")
+    string(REPLACE ";" "," autoschedulers "${ATTNGEN_AUTOSCHEDULERS}")
     configure_file(${PROJECT_SOURCE_DIR}/cmake/kernel_registry.cpp.in ${OUTPUT} @ONLY)
 endfunction()
 

@@ -2,6 +2,7 @@
 // made up here: one build cannot hold every case, and the machine decides which it can show.
 #include <gtest/gtest.h>
 
+#include "attngen/kernels.h"
 #include "dispatch.h"
 
 namespace attngen::detail {
@@ -37,6 +38,15 @@ TEST(DispatchRules, ATunedKernelServesOnlyWhereTheBuildRunsItsTarget) {
 
 TEST(DispatchRules, ACudaKernelAlwaysServesThroughItsCpuEntry) {
     EXPECT_TRUE(serves_calls(Entry("", true), "", kAvx512));
+}
+
+// The baselines are told apart by the names the build compiles them under (the registry's list
+// of ATTNGEN_AUTOSCHEDULERS), whether or not this build compiled any.
+TEST(DispatchRules, AutoschedulerBaselinesAreKnownByTheBuildsNames) {
+    for (const char *name : {"Adams2019", "Li2018", "Mullapudi2016"})
+        EXPECT_TRUE(is_autoscheduler_baseline(name)) << name;
+    for (const char *name : {"cpu_fused", "reference", "Adams", "Li2018,", ""})
+        EXPECT_FALSE(is_autoscheduler_baseline(name)) << name;
 }
 
 }  // namespace

@@ -48,4 +48,8 @@ extern const std::size_t kNumKernels;
 // kernel but the CUDA ones and the tuned ones, which have one target each.
 extern const char *const kBuildTargets;
 
+// The names of Halide's autoschedulers that the build may compile baselines with
+// (ATTNGEN_AUTOSCHEDULERS, comma-separated): schedule names that are not attngen's own.
+extern const char *const kAutoschedulers;
+
 }  // namespace attngen::detail

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <sstream>
+#include <string>
 
 #include "HalideRuntime.h"
 #include "cpu_targets.h"
@@ -93,8 +95,11 @@ Status cuda_status() {
 }
 
 bool is_autoscheduler_baseline(const std::string &schedule) {
-    // The names of cmake/AttngenKernels.cmake's ATTNGEN_AUTOSCHEDULERS.
-    return schedule == "Adams2019" || schedule == "Li2018" || schedule == "Mullapudi2016";
+    std::stringstream names(detail::kAutoschedulers);
+    for (std::string name; std::getline(names, name, ',');) {
+        if (name == schedule) return true;
+    }
+    return false;
 }
 
 int set_num_threads(int threads) {
