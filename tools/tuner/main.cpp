@@ -8,6 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "host_target.h"
 #include "report.h"
@@ -107,12 +110,8 @@ int main(int argc, char **argv) {
     }
     if (target.empty()) {
         std::vector<std::string> candidates;
-        for (std::size_t start = 0; start <= build_targets.size();) {
-            std::size_t end = build_targets.find(',', start);
-            if (end == std::string::npos) end = build_targets.size();
-            candidates.push_back(build_targets.substr(start, end - start));
-            start = end + 1;
-        }
+        std::stringstream list(build_targets);
+        for (std::string t; std::getline(list, t, ',');) candidates.push_back(t);
         target = first_runnable(candidates);
         if (target.empty()) {
             return fail("this machine runs none of the build's targets (" + build_targets +
