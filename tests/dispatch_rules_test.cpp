@@ -1,6 +1,10 @@
-// The dispatch's rule for which kernels serve calls on a CPU (detail::serves_calls), on entries
-// made up here: one build cannot hold every case, and the machine decides which it can show.
+// The dispatch's rules for which kernels serve calls on a CPU (detail::serves_calls) and which of
+// them takes a call (detail::choose_kernel), on entries made up here: one build cannot hold every
+// case, and the machine decides which it can show.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "attngen/kernels.h"
 #include "dispatch.h"
@@ -38,6 +42,58 @@ TEST(DispatchRules, ATunedKernelServesOnlyWhereTheBuildRunsItsTarget) {
 
 TEST(DispatchRules, ACudaKernelAlwaysServesThroughItsCpuEntry) {
     EXPECT_TRUE(serves_calls(Entry("", true), "", kAvx512));
+}
+
+// choose_kernel over made-up entries for one attention call (B1 H8 Nq256 Nk1024 d64): `serves`
+// stands for what this CPU runs.
+Status Choose(const std::vector<KernelEntry> &entries, const std::vector<bool> &serving,
+              const KernelEntry **chosen) {
+    KernelRequest request;
+    request.heads = request.kv_heads = 8;
+    request.d_k = request.d_v = 64;
+    request.queries = 256;
+    request.keys = 1024;
+    auto serves = [&](const KernelEntry &k) { return serving[&k - entries.data()]; };
+    return choose_kernel(request, "cpu_fused", entries.data(), entries.size(), serves, chosen);
+}
+
+KernelEntry WithHeadDim(KernelEntry e, int d) {
+    e.d_k = e.d_v = d;
+    return e;
+}
+
+TEST(DispatchRules, TheMostSpecializedServingKernelIsChosen) {
+    const std::vector<KernelEntry> entries = {Entry(""), WithHeadDim(Entry(""), 64),
+                                              WithHeadDim(Entry(""), 128)};
+    const KernelEntry *chosen = nullptr;
+    ASSERT_TRUE(Choose(entries, {true, true, true}, &chosen).ok());
+    EXPECT_EQ(chosen, &entries[1]);
+    // The d64 kernel does not serve here: the generic one takes the call.
+    ASSERT_TRUE(Choose(entries, {true, false, true}, &chosen).ok());
+    EXPECT_EQ(chosen, &entries[0]);
+}
+
+TEST(DispatchRules, ACallThatOnlyUnrunnableKernelsMatchIsUnavailable) {
+    std::vector<KernelEntry> entries = {Entry(""), WithHeadDim(Entry(""), 128)};
+    entries[0].targets = kAvx512;
+    const KernelEntry *chosen = nullptr;
+    const Status status = Choose(entries, {false, true}, &chosen);
+    EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.to_string();
+    EXPECT_NE(status.message().find(std::string("is compiled for ") + kAvx512 +
+                                    ", none of which this CPU runs"),
+              std::string::npos)
+        << status.message();
+    EXPECT_EQ(chosen, nullptr);
+}
+
+TEST(DispatchRules, ATunedKernelLeftToTheDefaultsIsNoReasonToRefuseACall) {
+    // Only a tuned kernel matches, and it does not serve here: the build has no kernel for the
+    // call on this CPU, which is not the CPU's fault.
+    const std::vector<KernelEntry> entries = {WithHeadDim(Entry("key_tile=5"), 64)};
+    const KernelEntry *chosen = nullptr;
+    const Status status = Choose(entries, {false}, &chosen);
+    EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.to_string();
+    EXPECT_EQ(chosen, nullptr);
 }
 
 // The baselines are told apart by the names the build compiles them under (the registry's list

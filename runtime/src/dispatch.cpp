@@ -108,15 +108,28 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
             " on a GPU (a block's K and V rows must fit 48 KiB of shared memory); this call has " +
             std::to_string(request.d_k + request.d_v) + ": use the schedule cuda_tiled");
     }
+    bool schedule_known = false;
+    for (std::size_t n = 0; n < kNumKernels; n++)
+        schedule_known |= schedule == kKernels[n].schedule;
+    if (!schedule_known) {
+        std::string known;
+        for (const auto &name : available_schedules()) known += (known.empty() ? "" : ", ") + name;
+        return Status::NotFound("unknown schedule '" + schedule + "'; this build has: " + known);
+    }
+    return choose_kernel(request, schedule, kKernels, kNumKernels, serves_calls_here, kernel);
+}
+
+Status choose_kernel(const KernelRequest &request, const std::string &schedule,
+                     const KernelEntry *entries, std::size_t count,
+                     const std::function<bool(const KernelEntry &)> &serves,
+                     const KernelEntry **kernel) {
     const KernelEntry *best = nullptr;
     // A kernel that matches the call but runs none of its targets on this CPU (a build for more
     // capable machines only); tuned kernels left to the defaults do not count.
     const KernelEntry *not_runnable = nullptr;
-    bool schedule_known = false;
-    for (std::size_t n = 0; n < kNumKernels; n++) {
-        const KernelEntry &k = kKernels[n];
+    for (std::size_t n = 0; n < count; n++) {
+        const KernelEntry &k = entries[n];
         if (schedule != k.schedule) continue;
-        schedule_known = true;
         if (k.op != request.op || k.causal != request.causal || k.probs != request.probs) continue;
         if (request.cuda && !k.cuda) continue;
         if (!matches(k.heads, request.heads) || !matches(k.kv_heads, request.kv_heads) ||
@@ -125,7 +138,7 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
             (k.min_keys > 0 && request.keys < k.min_keys)) {
             continue;
         }
-        if (!serves_calls_here(k)) {
+        if (!serves(k)) {
             if (k.tuning[0] == '\0') not_runnable = &k;
             continue;
         }
@@ -140,11 +153,6 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
                                    not_runnable->targets +
                                    ", none of which this CPU runs (within ATTNGEN_MAX_CPU_ISA, "
                                    "when set): build with a target it runs in ATTNGEN_TARGETS");
-    }
-    if (!schedule_known) {
-        std::string known;
-        for (const auto &name : available_schedules()) known += (known.empty() ? "" : ", ") + name;
-        return Status::NotFound("unknown schedule '" + schedule + "'; this build has: " + known);
     }
     return Status::NotFound("this build has no " + describe(request, schedule) +
                             (request.cuda ? " for CUDA" : ""));

@@ -33,7 +33,21 @@ extern const char *const kCudaScheduleOrder[];
 std::vector<std::string> compiled_schedules(const char *const *order,
                                             const std::function<bool(const KernelEntry &)> &keep);
 
+// The registry's kernel for a call: the request's schedule, or the first compiled one of
+// kScheduleOrder (kCudaScheduleOrder for a CUDA call), then choose_kernel among the kernels that
+// serve calls on this CPU. NotFound names the compiled schedules when the schedule is none of
+// them.
 Status find_kernel(const KernelRequest &request, const KernelEntry **kernel);
+
+// The kernel among entries[0, count) with the given schedule that matches the call and that
+// `serves` accepts, the most specialized first. When none does: Unavailable if some kernel
+// matches but `serves` refuses it and it is untuned (this CPU runs none of its targets: the call
+// needs a build with another target), else NotFound (a tuned kernel left to the defaults is no
+// reason to refuse a call; the build simply has no kernel for it).
+Status choose_kernel(const KernelRequest &request, const std::string &schedule,
+                     const KernelEntry *entries, std::size_t count,
+                     const std::function<bool(const KernelEntry &)> &serves,
+                     const KernelEntry **kernel);
 
 // Whether the dispatch may pick kernel k, given the target of k that this CPU runs (`selected`,
 // empty if none) and the one of the build's targets (`build_selected`): a CPU kernel only if it
