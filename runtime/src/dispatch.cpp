@@ -1,5 +1,6 @@
 #include "dispatch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -108,15 +109,16 @@ Status find_kernel(const KernelRequest &request, const KernelEntry **kernel) {
             " on a GPU (a block's K and V rows must fit 48 KiB of shared memory); this call has " +
             std::to_string(request.d_k + request.d_v) + ": use the schedule cuda_tiled");
     }
-    bool schedule_known = false;
-    for (std::size_t n = 0; n < kNumKernels; n++)
-        schedule_known |= schedule == kKernels[n].schedule;
-    if (!schedule_known) {
-        std::string known;
-        for (const auto &name : available_schedules()) known += (known.empty() ? "" : ", ") + name;
-        return Status::NotFound("unknown schedule '" + schedule + "'; this build has: " + known);
-    }
-    return choose_kernel(request, schedule, kKernels, kNumKernels, serves_calls_here, kernel);
+    const Status chosen =
+        choose_kernel(request, schedule, kKernels, kNumKernels, serves_calls_here, kernel);
+    if (chosen.code() != StatusCode::kNotFound) return chosen;
+    // Only a call that found no kernel pays for telling a schedule the build lacks from a variant
+    // it lacks: the registry is scanned once per call on the way to a kernel.
+    const std::vector<std::string> known = available_schedules();
+    if (std::find(known.begin(), known.end(), schedule) != known.end()) return chosen;
+    std::string list;
+    for (const auto &name : known) list += (list.empty() ? "" : ", ") + name;
+    return Status::NotFound("unknown schedule '" + schedule + "'; this build has: " + list);
 }
 
 Status choose_kernel(const KernelRequest &request, const std::string &schedule,
