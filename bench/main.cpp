@@ -9,6 +9,7 @@
 #include "allocator.h"
 #include "attention_benchmark.h"
 #include "attngen_schedules.h"
+#include "cpu_identity.h"
 #include "exclusions.h"
 #include "failures.h"
 #include "peak_benchmarks.h"
@@ -47,7 +48,7 @@ std::vector<Implementation> all_implementations() {
 // "implementations/schedules" and "implementations/peers" list the implementations by kind, and
 // "excluded/<implementation>/<shape ids>" is the reason (see exclusions.h; the shape ids are in
 // the key because one implementation may be excluded from different shapes for different reasons,
-// and a context key can be added only once).
+// and a context key can be added only once). "cpu" names the processor (cpu_identity.h).
 void describe_run(const std::vector<Implementation> &implementations) {
     for (const auto &shape : attngen::bench::bench_shapes()) {
         benchmark::AddCustomContext("shape/" + shape.id, shape.description + "; " + shape.dims());
@@ -61,6 +62,7 @@ void describe_run(const std::vector<Implementation> &implementations) {
     }
     benchmark::AddCustomContext("implementations/schedules", schedules);
     benchmark::AddCustomContext("implementations/peers", peers);
+    benchmark::AddCustomContext("cpu", attngen::bench::cpu_identity());
     benchmark::AddCustomContext("malloc", "glibc, no mmap, freed memory kept (allocator.h)");
     for (const attngen::bench::Exclusion &e : attngen::bench::exclusions()) {
         std::string shapes;

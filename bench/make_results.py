@@ -590,7 +590,8 @@ def write_markdown(run, path, tuning=None, analysis=None):
     out.append(f"Binary: `{ctx.get('executable')}`; implementations: "
                f"{', '.join(run.schedules)} (attngen schedules), {', '.join(run.peers)} (peers).")
     out.append("")
-    out.append(f"Machine: {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz "
+    cpu = f" ({ctx['cpu']})" if ctx.get('cpu') else ""
+    out.append(f"Machine: {ctx.get('num_cpus')} CPUs{cpu} at {ctx.get('mhz_per_cpu')} MHz "
                f"(host `{ctx.get('host_name')}`); rounds started {run.contexts[0].get('date')} "
                f"... {run.contexts[-1].get('date')}; 1-minute load average at the start of "
                f"each round: {loads}.")
