@@ -62,7 +62,7 @@ void describe_run(const std::vector<Implementation> &implementations) {
     }
     benchmark::AddCustomContext("implementations/schedules", schedules);
     benchmark::AddCustomContext("implementations/peers", peers);
-    benchmark::AddCustomContext("cpu", attngen::bench::cpu_identity());
+    benchmark::AddCustomContext("cpu", attngen::cpu_identity());
     benchmark::AddCustomContext("malloc", "glibc, no mmap, freed memory kept (allocator.h)");
     for (const attngen::bench::Exclusion &e : attngen::bench::exclusions()) {
         std::string shapes;

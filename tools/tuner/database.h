@@ -34,7 +34,7 @@ struct BucketResult {
 
 struct TuningDatabase {
     std::string target;   // Halide target the kernels were measured on.
-    std::string machine;  // CPU model and cores.
+    std::string machine;  // Processor (cpu_identity.h) and hardware threads.
     std::string created;  // ISO 8601, UTC.
     std::string command;  // How it was produced.
     double budget_seconds = 0;

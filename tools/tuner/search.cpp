@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "cpu_identity.h"
 #include "schedule.h"
 #include "subprocess.h"
 
@@ -432,16 +433,9 @@ std::string now_utc() {
     return text;
 }
 
+// The processor with its family, model and vector width (cpu_identity.h), and the thread count.
 std::string machine_description() {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line, model = "unknown CPU";
-    while (std::getline(cpuinfo, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            model = line.substr(line.find(':') + 2);
-            break;
-        }
-    }
-    return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+    return cpu_identity() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
 }
 
 }  // namespace

@@ -4,15 +4,14 @@
 #include <map>
 #include <sstream>
 
-namespace attngen::bench {
+namespace attngen {
 
 namespace {
 
 // The fields of the first processor in /proc/cpuinfo (x86 names its fields per processor; an
 // ARM kernel lists some of them once, after the processors, and those are read too).
-std::map<std::string, std::string> first_processor_fields() {
+std::map<std::string, std::string> first_processor_fields(std::istream &in) {
     std::map<std::string, std::string> fields;
-    std::ifstream in("/proc/cpuinfo");
     std::string line;
     while (std::getline(in, line)) {
         const auto colon = line.find(':');
@@ -37,8 +36,8 @@ bool has_flag(const std::string &flags, const std::string &flag) {
 
 }  // namespace
 
-std::string cpu_identity() {
-    const auto fields = first_processor_fields();
+std::string cpu_identity(std::istream &cpuinfo) {
+    const auto fields = first_processor_fields(cpuinfo);
     auto field = [&](const char *name) {
         const auto it = fields.find(name);
         return it == fields.end() ? std::string() : it->second;
@@ -66,4 +65,9 @@ std::string cpu_identity() {
     return parts.empty() ? "unknown" : parts;
 }
 
-}  // namespace attngen::bench
+std::string cpu_identity() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    return cpu_identity(cpuinfo);
+}
+
+}  // namespace attngen
