@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "compute_probe.h"
 #include "counters.h"
 #include "exclusions.h"
 #include "failures.h"
@@ -74,6 +75,9 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     }
     Computation &computation = *last.computation;
 
+    // The machine's compute right now (compute_probe.h), probed on idle cores.
+    const double fma_frac = compute_probe_fraction(threads);
+
     // A decode benchmark's bandwidth fraction is of the read bandwidth measured right here, in
     // every repetition, rather than of one measurement taken when the first benchmark started:
     // the memory bandwidth that the other tenants of the host leave this machine moves by half
@@ -115,6 +119,7 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     }
     state.SetLabel(computation.label());
     set_attention_counters(state, shape, peak, bandwidth, cores);
+    set_compute_probe_counter(state, fma_frac);
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ void set_flop_counters(benchmark::State &state, double flops, double peak_flops_
     state.counters["peak_frac"] = Counter(flops / peak_flops_per_second, rate);
 }
 
+void set_compute_probe_counter(benchmark::State &state, double fma_frac) {
+    state.counters["fma_frac"] = benchmark::Counter(fma_frac);
+}
+
 void set_cpu_usage_counters(benchmark::State &state, const CpuUsage::Cores &cores) {
     state.counters["cpu_util"] = benchmark::Counter(cores.own);
     state.counters["other_load"] = benchmark::Counter(cores.others);

@@ -11,6 +11,8 @@
 //              given (spinning idle workers count as busy)
 //   other_load the cores that other processes took meanwhile (cpu_usage.h), or while the read
 //              bandwidth was measured, whichever is more
+//   fma_frac   the machine's compute right before the timed loop over the best the process has
+//              seen with the same threads (compute_probe.h); near 1 unless the host took some
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -27,6 +29,10 @@ void set_attention_counters(benchmark::State &state, const BenchShape &shape,
 // GFLOPs and peak_frac of a benchmark that does `flops` per iteration; set_attention_counters
 // and the projection benchmarks share it.
 void set_flop_counters(benchmark::State &state, double flops, double peak_flops_per_second);
+
+// fma_frac: the machine's compute right before the timed loop, as a fraction of the best the
+// process has seen at that thread count (compute_probe.h).
+void set_compute_probe_counter(benchmark::State &state, double fma_frac);
 
 // Only the CPU usage counters, for the peak benchmarks.
 void set_cpu_usage_counters(benchmark::State &state, const CpuUsage::Cores &cores);

@@ -47,6 +47,12 @@ PROJECTION_THRESHOLD = 0.9
 # A round of a benchmark is clean when other processes took at most this many cores beyond the
 # ones the benchmark leaves free (the other_load counter, bench/cpu_usage.h).
 OTHER_LOAD_TOLERANCE = 0.25
+# ... and when the machine's compute, probed right before each repetition's timed loop, was at
+# least this fraction of the best the process saw (the median fma_frac counter,
+# bench/compute_probe.h). On a quiet machine a benchmark's median reading is 0.93-1.01; a host
+# that halves the machine's compute makes it about 0.5. Rounds recorded before the probe existed
+# have no fma_frac and are judged by other_load alone.
+FMA_FRAC_MIN = 0.8
 
 
 class Result:
@@ -57,7 +63,8 @@ class Result:
         self.all_rounds = rounds  # One dict of the JSON "median" entry per round.
         free_cores = max(0, cpus - threads)
         clean = [r for r in rounds
-                 if r.get("other_load", 0.0) <= free_cores + OTHER_LOAD_TOLERANCE]
+                 if r.get("other_load", 0.0) <= free_cores + OTHER_LOAD_TOLERANCE
+                 and r.get("fma_frac", 1.0) >= FMA_FRAC_MIN]
         self.clean_rounds = len(clean)
         self.rounds = clean or rounds
         times = [r["real_time"] * _to_ms(r["time_unit"]) for r in self.rounds]
@@ -261,6 +268,16 @@ def speedups_by_round(run, ours, peers):
     return rounds
 
 
+def machine_note(result, index):
+    """' (machine at 0.52 of its compute)' when `result`'s round `index` ran while the compute
+    probe read below FMA_FRAC_MIN, else ''."""
+    entry = next((r for r in result.all_rounds if r["round"] == index), None)
+    frac = entry.get("fma_frac") if entry else None
+    if frac is None or frac >= FMA_FRAC_MIN:
+        return ""
+    return f" (machine at {frac:.2f} of its compute)"
+
+
 def ratio_label(value, threshold):
     """'1.24x'; with a third digit where two would print a value below the threshold as the
     threshold itself (1.297 as 1.30 next to a target of 1.3)."""
@@ -339,8 +356,9 @@ def targets(run, analysis=None):
             return ""
         rounds = speedups_by_round(run, fused, peers)
         ratios = [r for _, _, r in rounds]
-        text = round_by_round_text(ratios, [ratio_label(r, threshold) for r in ratios],
-                                   threshold, "x")
+        labels = [ratio_label(r, threshold) + machine_note(fused, index)
+                  for index, _, r in rounds]
+        text = round_by_round_text(ratios, labels, threshold, "x")
         if ratio is None or ratio < threshold or min(ratios, default=threshold) >= threshold:
             return text
         worst, peer_name, worst_ratio = min(rounds, key=lambda r: r[2])
@@ -600,7 +618,13 @@ def write_markdown(run, path, tuning=None, analysis=None):
                f"median of {run.repetitions()} repetitions (real time). A round of a benchmark "
                "is clean when other processes took at most "
                f"{OTHER_LOAD_TOLERANCE} of a core beyond the cores the benchmark leaves free "
-               "during its timed loop (the *other_load* counter, from /proc/stat); *clean "
+               "during its timed loop (the *other_load* counter, from /proc/stat) and the "
+               "machine's compute, probed with the benchmark's threads right before each "
+               "repetition, was at least "
+               f"{FMA_FRAC_MIN} of the best the process saw (the *fma_frac* counter, "
+               "bench/compute_probe.h: compute that the host's other tenants take from this "
+               "machine's cores without descheduling them shows in neither /proc/stat nor the "
+               "process's own CPU time); *clean "
                "rounds* counts them, and **0/3** marks a benchmark that no round measured on a "
                "quiet machine, whose number is then the median of all rounds. *round spread* is "
                "(slowest - fastest round median) / median over the rounds used. *x fastest peer* is the fastest "

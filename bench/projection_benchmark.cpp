@@ -12,6 +12,7 @@
 #include "HalideBuffer.h"
 #include "attngen/attngen.h"
 #include "compare.h"
+#include "compute_probe.h"
 #include "counters.h"
 #include "cpu_usage.h"
 #include "failures.h"
@@ -93,6 +94,7 @@ void time_projection(benchmark::State &state, int threads, ThreadRuntimes runtim
         fail_benchmark(state, error);
         return;
     }
+    const double fma_frac = compute_probe_fraction(threads);
     settle_before_timing(runtimes);
     const CpuUsage usage;
     for (auto _ : state) {
@@ -107,6 +109,7 @@ void time_projection(benchmark::State &state, int threads, ThreadRuntimes runtim
     }
     set_flop_counters(state, flops, peak);
     set_cpu_usage_counters(state, cores);
+    set_compute_probe_counter(state, fma_frac);
 }
 
 void stage_kernel_projection(benchmark::State &state, const stage_kernels::StageKernel &kernel,

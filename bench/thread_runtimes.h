@@ -25,4 +25,9 @@ void note_runtime_used(ThreadRuntimes runtimes);
 // spinning before `next` is timed.
 void settle_before_timing(ThreadRuntimes next);
 
+// Sleeps until every pool that ran since the last pause has stopped spinning, for as long as the
+// slowest of them needs, so that a measurement of the machine itself (compute_probe.h) runs on
+// idle cores.
+void settle_all_pools();
+
 }  // namespace attngen::bench
