@@ -75,7 +75,8 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     }
     Computation &computation = *last.computation;
 
-    // The machine's compute right now (compute_probe.h), probed on idle cores.
+    // The machine's compute right now (compute_probe.h), probed once every pool that ran (this
+    // benchmark's previous repetition among them) has stopped spinning.
     const double fma_frac = compute_probe_fraction(threads);
 
     // A decode benchmark's bandwidth fraction is of the read bandwidth measured right here, in
@@ -86,12 +87,10 @@ void run_attention_benchmark(benchmark::State &state, const std::string &benchma
     // 27.0 GB/s; in round 3, 21.5 and 41.3 GB/s), and the CPU load counters cannot see it.
     // Measured next to the timed loop, the reference and the benchmark share the machine's
     // state. The warm-up and three passes take about 35 ms (8 to 9 ms each at two threads).
+    // The probe above has let every pool settle, so the reference runs on idle cores.
     double bandwidth = 0.0;
     CpuUsage::Cores reference_cores;
     if (shape.is_decode()) {
-        // The pools that just ran (this benchmark's previous repetition among them) must stop
-        // spinning first, or the reference shares the cores with their idle workers.
-        settle_before_timing(kOpenMpThreads);
         const CpuUsage reference_usage;
         bandwidth = read_bandwidth_now(threads, kReferenceBandwidthRuns);
         reference_cores = reference_usage.since_start();

@@ -80,20 +80,21 @@ double probe_rate(int threads) {
     return 1.0 / seconds.count();
 }
 
+// The best rate of `runs` probes.
+double best_probe_rate(int threads, int runs) {
+    double best = 0;
+    for (int run = 0; run < runs; run++) best = std::max(best, probe_rate(threads));
+    return best;
+}
+
 }  // namespace
 
 double compute_probe_fraction(int threads) {
     settle_all_pools();
     static std::map<int, double> best;
     auto it = best.find(threads);
-    if (it == best.end()) {
-        double initial = 0;
-        for (int run = 0; run < kInitialRuns; run++)
-            initial = std::max(initial, probe_rate(threads));
-        it = best.emplace(threads, initial).first;
-    }
-    double rate = 0;
-    for (int run = 0; run < kRunsPerReading; run++) rate = std::max(rate, probe_rate(threads));
+    if (it == best.end()) it = best.emplace(threads, best_probe_rate(threads, kInitialRuns)).first;
+    const double rate = best_probe_rate(threads, kRunsPerReading);
     const double fraction = rate / it->second;
     it->second = std::max(it->second, rate);
     return fraction;

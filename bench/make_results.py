@@ -77,13 +77,15 @@ class Result:
         values = [r[name] for r in self.rounds if name in r]
         return statistics.median(values) if values else None
 
+    def round_entry(self, index):
+        """This benchmark's JSON "median" entry of round `index` (0-based, in the order of the
+        files), or None when it has none there."""
+        return next((r for r in self.all_rounds if r["round"] == index), None)
+
     def round_time_ms(self, index):
-        """This benchmark's median in round `index` (0-based, in the order of the files), or
-        None when it has none there."""
-        for r in self.all_rounds:
-            if r["round"] == index:
-                return r["real_time"] * _to_ms(r["time_unit"])
-        return None
+        """This benchmark's median in round `index`, or None when it has none there."""
+        r = self.round_entry(index)
+        return r["real_time"] * _to_ms(r["time_unit"]) if r else None
 
 
 def _to_ms(unit):
@@ -271,7 +273,7 @@ def speedups_by_round(run, ours, peers):
 def machine_note(result, index):
     """' (machine at 0.52 of its compute)' when `result`'s round `index` ran while the compute
     probe read below FMA_FRAC_MIN, else ''."""
-    entry = next((r for r in result.all_rounds if r["round"] == index), None)
+    entry = result.round_entry(index)
     frac = entry.get("fma_frac") if entry else None
     if frac is None or frac >= FMA_FRAC_MIN:
         return ""
@@ -362,7 +364,7 @@ def targets(run, analysis=None):
         if ratio is None or ratio < threshold or min(ratios, default=threshold) >= threshold:
             return text
         worst, peer_name, worst_ratio = min(rounds, key=lambda r: r[2])
-        entry = next((r for r in fused.all_rounds if r["round"] == worst), None)
+        entry = fused.round_entry(worst)
         if entry is None or "GFLOPs" not in entry or "peak_frac" not in entry:
             return text
         return (text + f"; against {peer_name} in round {worst + 1}, "
