@@ -142,7 +142,9 @@ long live_blocks() {
 }
 
 // Installed while the program starts, before any kernel can allocate, so that every block
-// Halide frees through cached_free came from cached_malloc.
+// Halide frees through cached_free came from cached_malloc. This initializer runs only in a
+// program that links allocator.o; every kernel call references install_allocator (CallContext)
+// so that every program that calls a kernel does.
 static const bool kInstalledAtStartup = (install_allocator(), true);
 
 }  // namespace attngen::detail

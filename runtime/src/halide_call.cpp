@@ -126,6 +126,10 @@ Status release_devices(void *user_context, const std::vector<HalideView *> &resu
 CallContext::CallContext() {
     install_error_handler_once();
     install_thread_pool_once();
+    // Besides installing it, this call is what links the allocator into a program: its start-up
+    // initializer lives in allocator.o, which a static library leaves out of any program that
+    // references nothing in it.
+    install_allocator();
 }
 
 void CallContext::record_error(const char *message) {
