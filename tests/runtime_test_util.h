@@ -1,5 +1,5 @@
-// Helpers of the tests that call the runtime (runtime_test): test_util.h has none of these, as
-// it also serves tests that do not link the runtime.
+// Helpers of the tests that call the runtime (runtime_test, scratch_reuse_test): test_util.h has
+// none of these, as it also serves tests that do not link the runtime.
 #pragma once
 
 #include <gtest/gtest.h>
