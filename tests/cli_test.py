@@ -276,6 +276,23 @@ class CliTest(unittest.TestCase):
                                 "--out", self.path("t.json"))
         self.assert_bad_input(result, "not a Halide target")
 
+    def test_tune_compare_rejects_a_malformed_candidate(self):
+        result = self.run_tuner("--compare", "cpu_fused:key_tile", "--shapes", "nq=64")
+        self.assert_bad_input(result, "key_tile")
+
+    def test_tune_compare_takes_one_shape(self):
+        result = self.run_tuner("--compare", "cpu_fused", "--shapes", "nq=64", "nq=128")
+        self.assert_bad_input(result, "exactly one shape")
+
+    def test_tune_compare_prints_each_candidate_against_the_first(self):
+        result = self.run_tuner("--compare", "default", "cpu_fused:key_tile=4",
+                                "--shapes", "h=2,nq=40,nk=70,d=64", "--rounds", "2")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = [line.split() for line in result.stdout.splitlines()[2:]]
+        self.assertEqual([row[0] for row in rows], ["default", "cpu_fused{key_tile=4}"])
+        # The first candidate's time over its own: exactly 1 in every round.
+        self.assertEqual(rows[0][4], "1.000")
+
     def test_failed_run_keeps_existing_output(self):
         q, k, v = self.attention_inputs()
         args = self.attention_args(q, k[..., :8].copy(), v)

@@ -1,5 +1,6 @@
-// The tuner's measuring environment: the targets it may measure for on this machine, and the
-// thread pool its candidates run on (the one the built kernels run on).
+// The tuner's measuring environment: the targets it may measure for on this machine, the thread
+// pool its candidates run on (the one the built kernels run on), and the paired timing of a few
+// candidates (attngen tune --compare).
 #include <gtest/gtest.h>
 #include <time.h>
 
@@ -9,6 +10,7 @@
 
 #include "host_target.h"
 #include "jit_attention.h"
+#include "paired.h"
 #include "thread_pool.h"
 #include "tune_shape.h"
 
@@ -66,6 +68,92 @@ TEST(JitAttention, CandidatesRunOnTheRuntimesThreadPool) {
     EXPECT_FLOAT_EQ(out(5, 7, 1, 1), 0.5f);
     detail::set_pool_spin_microseconds(-1);
     detail::set_pool_threads(0);
+}
+
+Candidate parsed(const std::string &text) {
+    Candidate c;
+    std::string error;
+    EXPECT_TRUE(parse_candidate(text, &c, &error)) << text << ": " << error;
+    return c;
+}
+
+std::string rejection(const std::string &text) {
+    Candidate c;
+    std::string error;
+    EXPECT_FALSE(parse_candidate(text, &c, &error)) << text;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << "not one line: " << error;
+    return error;
+}
+
+TEST(PairedTiming, ParsesCandidatesAsTheCommandLineWritesThem) {
+    EXPECT_EQ(parsed("cpu_fused"), (Candidate{"cpu_fused", {}}));
+    const Candidate tiles{"cpu_fused", {{"key_tile", 5}, {"query_vectors", 4}}};
+    EXPECT_EQ(parsed("cpu_fused:key_tile=5,query_vectors=4"), tiles);
+    // As describe() prints it, so that a line of the table can be pasted back.
+    EXPECT_EQ(parsed("cpu_fused{key_tile=5,query_vectors=4}"), tiles);
+    EXPECT_EQ(parsed(tiles.describe()), tiles);
+    EXPECT_EQ(parsed("Adams2019"), (Candidate{"Adams2019", {}}));
+    EXPECT_EQ(parsed("default"), (Candidate{kDefaultBuild, {}}));
+}
+
+TEST(PairedTiming, RejectsMalformedCandidatesNamingThem) {
+    EXPECT_NE(rejection("cpu_fused:key_tile").find("key_tile"), std::string::npos);
+    EXPECT_NE(rejection("cpu_fused:key_tile=five").find("five"), std::string::npos);
+    EXPECT_NE(rejection(":key_tile=5").find("names no schedule"), std::string::npos);
+    EXPECT_NE(rejection("cpu_fused{key_tile=5").find("without closing"), std::string::npos);
+    EXPECT_NE(rejection("default:key_tile=5").find("no parameters"), std::string::npos);
+}
+
+// Small enough to compile and time in seconds; 40 queries and 70 keys are not multiples of any
+// tile.
+TuneShape small_shape() {
+    TuneShape shape;
+    std::string error;
+    EXPECT_TRUE(TuneShape::parse("h=2,nq=40,nk=70,d=64", &shape, &error)) << error;
+    return shape;
+}
+
+TEST(PairedTiming, TimesEachCandidateInEveryRoundAgainstTheFirst) {
+    PairedOptions options;
+    options.rounds = 3;
+    options.round_seconds = 0.002;
+    const std::vector<Candidate> candidates{parsed("default"), parsed("cpu_fused:key_tile=4"),
+                                            parsed("cpu_fused:warp_factor=3")};
+    std::string error;
+    const auto results = compare_candidates(small_shape(), candidates,
+                                            Halide::get_host_target().to_string(), options, &error);
+    ASSERT_EQ(error, "");
+    ASSERT_EQ(results.size(), 3u);
+    // The first is its own yardstick: every round's ratio is exactly 1.
+    EXPECT_TRUE(results[0].ok()) << results[0].error;
+    EXPECT_EQ(results[0].ratio_median, 1.0);
+    EXPECT_EQ(results[0].ratio_q1, 1.0);
+    EXPECT_EQ(results[0].ratio_q3, 1.0);
+    for (int c = 0; c < 2; c++) {
+        const PairedResult &r = results[c];
+        ASSERT_TRUE(r.ok()) << r.error;
+        EXPECT_GE(r.calls, 1);
+        EXPECT_GT(r.min_ms, 0.0);
+        EXPECT_LE(r.min_ms, r.median_ms);
+        EXPECT_LE(r.ratio_q1, r.ratio_median);
+        EXPECT_LE(r.ratio_median, r.ratio_q3);
+        EXPECT_GT(r.ratio_q1, 0.0);
+    }
+    EXPECT_EQ(results[1].candidate, candidates[1]);
+    // A parameter the schedule does not know fails that candidate alone, naming the parameter.
+    EXPECT_FALSE(results[2].ok());
+    EXPECT_NE(results[2].error.find("warp_factor"), std::string::npos) << results[2].error;
+}
+
+TEST(PairedTiming, AFailingFirstCandidateIsAnError) {
+    PairedOptions options;
+    options.rounds = 1;
+    std::string error;
+    const auto results =
+        compare_candidates(small_shape(), {parsed("cpu_warp"), parsed("cpu_fused")},
+                           Halide::get_host_target().to_string(), options, &error);
+    EXPECT_TRUE(results.empty());
+    EXPECT_NE(error.find("cpu_warp"), std::string::npos) << error;
 }
 
 }  // namespace

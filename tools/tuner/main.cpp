@@ -3,6 +3,7 @@
 //
 //   attngen-tune --shapes SPEC... --budget SECONDS --out FILE [--target T] [--resume]
 //   attngen-tune --report FILE
+//   attngen-tune --compare CANDIDATE... --shapes SPEC [--rounds N]
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "host_target.h"
+#include "paired.h"
 #include "report.h"
 #include "search.h"
 #include "tune_shape.h"
@@ -44,15 +46,39 @@ int fail(const std::string &message, int code = 2) {
     return code;
 }
 
+// The table of --compare: each candidate's time and its time over the first one's.
+int print_comparison(const TuneShape &shape, const std::string &target, int threads, int rounds,
+                     const std::vector<PairedResult> &results) {
+    std::printf("%s on %s, %s, %d rounds\n", shape.spec().c_str(), target.c_str(),
+                threads > 0 ? (std::to_string(threads) + " threads").c_str() : "all cores", rounds);
+    std::printf("%-56s %10s %10s %8s  %s\n", "candidate", "median ms", "min ms", "calls",
+                "time / first's (median, quartiles)");
+    int failed = 0;
+    for (const PairedResult &r : results) {
+        if (!r.ok()) {
+            std::printf("%-56s %s\n", r.candidate.describe().c_str(), r.error.c_str());
+            failed++;
+            continue;
+        }
+        std::printf("%-56s %10.3f %10.3f %8d  %.3f (%.3f-%.3f)\n", r.candidate.describe().c_str(),
+                    r.median_ms, r.min_ms, r.calls, r.ratio_median, r.ratio_q1, r.ratio_q3);
+    }
+    if (failed > 0) {
+        std::fprintf(stderr, "attngen tune: error: %d candidate(s) failed (see above)\n", failed);
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"attngen tune: search schedule parameters on this machine"};
     std::string generator = "attention", out, report, target, strategy = "search", cache;
-    std::vector<std::string> specs, schedules;
+    std::vector<std::string> specs, schedules, compare;
     double budget = 600, timeout = 120, min_speedup = 1.0;
     bool resume = false, no_autoschedulers = false;
-    int threads = 0, runs = 5;
+    int threads = 0, runs = 5, rounds = PairedOptions{}.rounds;
     uint32_t seed = 1;
     app.add_option("--generator", generator, "Generator to tune (attention)")
         ->check(CLI::IsMember({"attention"}));
@@ -83,6 +109,12 @@ int main(int argc, char **argv) {
     app.add_option("--min-speedup", min_speedup,
                    "Speedup over the default a winner needs (0: the best non-default candidate)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--compare", compare,
+                   "Time these candidates against the first, taking turns in one process, on the "
+                   "one shape of --shapes: cpu_fused, cpu_fused:key_tile=5,query_vectors=4, "
+                   "Adams2019, default (the build's kernel for the shape)");
+    app.add_option("--rounds", rounds, "Rounds of --compare (the median ratio counts)")
+        ->check(CLI::PositiveNumber);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {
@@ -98,7 +130,19 @@ int main(int argc, char **argv) {
         print_report(db, std::cout);
         return 0;
     }
-    if (out.empty()) return fail("--out is required (or --report FILE)");
+    std::vector<Candidate> candidates;
+    for (const std::string &text : compare) {
+        Candidate c;
+        std::string error;
+        if (!parse_candidate(text, &c, &error)) return fail(error);
+        candidates.push_back(c);
+    }
+    if (!candidates.empty()) {
+        if (!out.empty()) return fail("--compare writes no tuning database; drop --out");
+        if (specs.size() != 1) return fail("--compare takes exactly one shape in --shapes");
+    } else if (out.empty()) {
+        return fail("--out is required (or --report FILE, or --compare)");
+    }
 
     TuneOptions options;
     if (specs.empty()) specs = default_shape_specs();
@@ -125,6 +169,16 @@ int main(int argc, char **argv) {
     if (const std::string missing = missing_on_host(Halide::Target(target)); !missing.empty()) {
         return fail("--target " + target + " needs " + missing +
                     ", which this machine lacks; the tuner times its candidates here");
+    }
+    if (!candidates.empty()) {
+        PairedOptions paired;
+        paired.rounds = rounds;
+        paired.threads = threads;
+        std::string error;
+        const std::vector<PairedResult> results =
+            compare_candidates(options.shapes[0], candidates, target, paired, &error);
+        if (!error.empty()) return fail(error, 1);
+        return print_comparison(options.shapes[0], target, threads, rounds, results);
     }
     options.target = target;
     options.budget_seconds = budget;

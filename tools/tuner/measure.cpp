@@ -31,9 +31,8 @@ Halide::Buffer<float> random_buffer(std::vector<int> sizes, uint32_t seed) {
     return b;
 }
 
-// The small problem a candidate must get right before it is timed: the bucket's head dims and
-// mask, lengths that are not multiples of any tile, key padding in one batch element, and no
-// more queries than the bucket serves.
+}  // namespace
+
 TuneShape check_shape(const TuneShape &shape) {
     TuneShape s = shape;
     s.batch = 2;
@@ -45,7 +44,39 @@ TuneShape check_shape(const TuneShape &shape) {
     return s;
 }
 
-}  // namespace
+TimedProblem::TimedProblem(const TuneShape &s)
+    : q(random_buffer({int(s.d_k), int(s.nq), int(s.heads), int(s.batch)}, 4)),
+      k(random_buffer({int(s.d_k), int(s.nk), int(s.kv_heads), int(s.batch)}, 5)),
+      v(random_buffer({int(s.d_v), int(s.nk), int(s.kv_heads), int(s.batch)}, 6)),
+      out(int(s.d_v), int(s.nq), int(s.heads), int(s.batch)),
+      lse(int(s.nq), int(s.heads), int(s.batch)),
+      key_lengths(int(s.batch)),
+      scale(1.0f / std::sqrt(float(s.d_k))) {
+    key_lengths.fill(int32_t(s.nk));
+}
+
+int TimedProblem::run(JitAttention &kernel) {
+    return kernel.run(q, k, v, key_lengths, scale, out, lse);
+}
+
+void prepare_timing_process(int threads) {
+    // Freed memory stays in the heap, as the runtime's allocator keeps a kernel's scratch blocks
+    // between calls (runtime/src/allocator.cpp), so that no candidate is timed on fresh pages.
+    // glibc maps large blocks and may unmap or trim them when they are freed, and what it does
+    // depends on the sizes allocated before: a driver that alternated cpu_fused's block path with
+    // its key-block path on one plain Halide runtime measured the block path 1.7 times as slow
+    // at B1 H8 N2048 d64 as the build runs it, and 2.5 times at 16384 keys. The search measures
+    // in child processes of its own (subprocess.h), so the setting ends with each of them.
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    // The candidates' parallel loops run on the runtime's thread pool (jit_attention.cpp); the
+    // JIT runtime, which reads its thread count from the environment when it starts, keeps the
+    // same count for anything it still runs on its own pool.
+    if (threads > 0) {
+        setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+        detail::set_pool_threads(threads);
+    }
+}
 
 std::string check_against_reference(JitAttention &kernel, const TuneShape &s) {
     const int B = s.batch, H = s.heads, G = s.kv_heads, Nq = s.nq, Nk = s.nk, Dk = s.d_k,
@@ -103,22 +134,7 @@ const char *Measurement::outcome_name(Outcome o) {
 Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,
                     const std::string &target, const MeasureOptions &options) {
     Measurement m;
-    // Freed memory stays in the heap, as the runtime's allocator keeps a kernel's scratch blocks
-    // between calls (runtime/src/allocator.cpp), so that no candidate is timed on fresh pages.
-    // glibc maps large blocks and may unmap or trim them when they are freed, and what it does
-    // depends on the sizes allocated before: a driver that alternated cpu_fused's block path with
-    // its key-block path on one plain Halide runtime measured the block path 1.7 times as slow
-    // at B1 H8 N2048 d64 as the build runs it, and 2.5 times at 16384 keys. The measurement
-    // runs in a child process of its own (subprocess.h), so the setting ends with it.
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    // The candidates' parallel loops run on the runtime's thread pool (jit_attention.cpp); the
-    // JIT runtime, which reads its thread count from the environment when it starts, keeps the
-    // same count for anything it still runs on its own pool.
-    if (options.threads > 0) {
-        setenv("HL_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
-        detail::set_pool_threads(options.threads);
-    }
+    prepare_timing_process(options.threads);
     std::unique_ptr<JitAttention> kernel;
     const auto compile_start = Clock::now();
     try {
@@ -137,15 +153,8 @@ Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidat
         return m;
     }
 
-    const int B = shape.batch, H = shape.heads, G = shape.kv_heads, Nq = shape.nq, Nk = shape.nk,
-              Dk = shape.d_k, Dv = shape.d_v;
-    auto q = random_buffer({Dk, Nq, H, B}, 4), k = random_buffer({Dk, Nk, G, B}, 5),
-         v = random_buffer({Dv, Nk, G, B}, 6);
-    Halide::Buffer<int32_t> lengths(B);
-    lengths.fill(Nk);
-    Halide::Buffer<float> out(Dv, Nq, H, B), lse(Nq, H, B);
-    const float scale = 1.0f / std::sqrt(float(Dk));
-    if (kernel->run(q, k, v, lengths, scale, out, lse) != 0) {  // Warm-up.
+    TimedProblem problem(shape);
+    if (problem.run(*kernel) != 0) {  // Warm-up.
         m.outcome = Measurement::Outcome::kRunFailed;
         m.detail = "the kernel failed on the shape: " + kernel->last_error();
         return m;
@@ -154,7 +163,7 @@ Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidat
     const auto timing_start = Clock::now();
     for (int r = 0; r < options.runs; r++) {
         const auto start = Clock::now();
-        kernel->run(q, k, v, lengths, scale, out, lse);
+        problem.run(*kernel);
         times.push_back(seconds_since(start) * 1e3);
         if (seconds_since(timing_start) > options.max_run_seconds) break;
     }

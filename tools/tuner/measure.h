@@ -31,6 +31,24 @@ struct MeasureOptions {
 // out and lse with the fp64 reference. Empty when they match, else what differs.
 std::string check_against_reference(JitAttention &kernel, const TuneShape &s);
 
+// The small problem a candidate for `shape` must get right before it is timed: the bucket's head
+// dims and mask, lengths that are not multiples of any tile, key padding in one batch element,
+// and no more queries than the bucket serves.
+TuneShape check_shape(const TuneShape &shape);
+
+// The inputs and outputs of one timed call on a shape: random inputs, every key allowed.
+struct TimedProblem {
+    explicit TimedProblem(const TuneShape &shape);
+    int run(JitAttention &kernel);  // Halide's error code.
+    Halide::Buffer<float> q, k, v, out, lse;
+    Halide::Buffer<int32_t> key_lengths;
+    float scale;
+};
+
+// Sets up this process for timing kernels: the heap keeps freed memory, and the runtime's pool
+// (which the candidates run on) gets `threads` threads (0 keeps one per core).
+void prepare_timing_process(int threads);
+
 // Measures the kernel of `bucket` with the candidate's schedule on `shape`, in this process (see
 // subprocess.h for the isolated, time-limited form).
 Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,

@@ -1,0 +1,162 @@
+#include "paired.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "measure.h"
+#include "schedule.h"
+
+namespace attngen::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Halide's messages end with a newline, and some span lines; a row of the table takes one.
+std::string trimmed(const std::string &message) {
+    std::string line = message;
+    for (char &ch : line) {
+        if (ch == '\n') ch = ' ';
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+}
+
+// The value at fraction f of the sorted values, interpolated between neighbours.
+double quantile(std::vector<double> values, double f) {
+    std::sort(values.begin(), values.end());
+    const double at = f * static_cast<double>(values.size() - 1);
+    const std::size_t below = static_cast<std::size_t>(std::floor(at));
+    const std::size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
+}  // namespace
+
+bool parse_candidate(const std::string &text, Candidate *candidate, std::string *error) {
+    std::string name = text, params;
+    const std::size_t colon = text.find(':'), brace = text.find('{');
+    if (colon != std::string::npos && (brace == std::string::npos || colon < brace)) {
+        name = text.substr(0, colon);
+        params = text.substr(colon + 1);
+    } else if (brace != std::string::npos) {
+        if (text.back() != '}') {
+            *error = "candidate '" + text + "' opens '{' without closing it";
+            return false;
+        }
+        name = text.substr(0, brace);
+        params = text.substr(brace + 1, text.size() - brace - 2);
+    }
+    if (name.empty()) {
+        *error = "candidate '" + text + "' names no schedule";
+        return false;
+    }
+    Candidate c;
+    c.schedule = name;
+    try {
+        c.params = schedules::parse_params(params);
+    } catch (const Halide::CompileError &e) {
+        *error = "candidate '" + text + "': " + trimmed(e.what());
+        return false;
+    }
+    if (name == kDefaultBuild && !c.params.empty()) {
+        *error = "candidate '" + text + "': the default build's kernel takes no parameters";
+        return false;
+    }
+    *candidate = c;
+    return true;
+}
+
+std::vector<PairedResult> compare_candidates(const TuneShape &shape,
+                                             const std::vector<Candidate> &candidates,
+                                             const std::string &target,
+                                             const PairedOptions &options, std::string *error) {
+    prepare_timing_process(options.threads);
+    std::vector<PairedResult> results(candidates.size());
+    std::vector<std::unique_ptr<JitAttention>> kernels(candidates.size());
+    TimedProblem problem(shape);
+    for (std::size_t c = 0; c < candidates.size(); c++) {
+        PairedResult &r = results[c];
+        r.candidate = candidates[c];
+        // "default" is what the build compiles for the shape without a tuning.
+        Bucket bucket = shape.bucket();
+        Candidate compiled = candidates[c];
+        if (compiled.schedule == kDefaultBuild) {
+            bucket = default_build_bucket(shape);
+            compiled.schedule = "cpu_fused";
+            compiled.params = default_build_params(shape);
+        }
+        try {
+            kernels[c] =
+                std::make_unique<JitAttention>(bucket, compiled, Halide::Target(target), shape);
+        } catch (const std::exception &e) {
+            r.error = "compile failed: " + trimmed(e.what());
+            continue;
+        }
+        const std::string wrong = check_against_reference(*kernels[c], check_shape(shape));
+        if (!wrong.empty()) {
+            r.error = "wrong result: " + trimmed(wrong);
+            kernels[c].reset();
+            continue;
+        }
+        // A warm-up call (the first call starts the pool's threads and maps the scratch), then
+        // a few that size the candidate's rounds.
+        if (problem.run(*kernels[c]) != 0) {
+            r.error = "run failed: " + trimmed(kernels[c]->last_error());
+            kernels[c].reset();
+            continue;
+        }
+        constexpr int kSizingCalls = 3;
+        const auto start = Clock::now();
+        for (int call = 0; call < kSizingCalls; call++) problem.run(*kernels[c]);
+        const double call_seconds = std::max(seconds_since(start) / kSizingCalls, 1e-6);
+        r.calls = std::max(1, static_cast<int>(std::ceil(options.round_seconds / call_seconds)));
+    }
+    if (!results.empty() && !results[0].ok()) {
+        *error = "the first candidate, " + results[0].candidate.describe() +
+                 ", which the others are compared with: " + results[0].error;
+        return {};
+    }
+
+    // times[c][round]: the mean time of one call, in milliseconds.
+    std::vector<std::vector<double>> times(candidates.size());
+    for (int round = 0; round < options.rounds; round++) {
+        // Every other round takes the candidates in reverse order, so that a load that grows or
+        // fades within a round does not always fall on the same one.
+        for (std::size_t turn = 0; turn < candidates.size(); turn++) {
+            const std::size_t c = round % 2 == 0 ? turn : candidates.size() - 1 - turn;
+            if (!kernels[c]) continue;
+            const auto start = Clock::now();
+            for (int call = 0; call < results[c].calls; call++) {
+                if (problem.run(*kernels[c]) != 0) {
+                    *error = results[c].candidate.describe() +
+                             " failed while timed: " + trimmed(kernels[c]->last_error());
+                    return {};
+                }
+            }
+            times[c].push_back(seconds_since(start) * 1e3 / results[c].calls);
+        }
+    }
+    for (std::size_t c = 0; c < candidates.size(); c++) {
+        PairedResult &r = results[c];
+        if (!r.ok() || times[c].empty()) continue;
+        r.median_ms = quantile(times[c], 0.5);
+        r.min_ms = *std::min_element(times[c].begin(), times[c].end());
+        std::vector<double> ratios;
+        for (std::size_t round = 0; round < times[c].size(); round++) {
+            ratios.push_back(times[c][round] / times[0][round]);
+        }
+        r.ratio_median = quantile(ratios, 0.5);
+        r.ratio_q1 = quantile(ratios, 0.25);
+        r.ratio_q3 = quantile(ratios, 0.75);
+    }
+    return results;
+}
+
+}  // namespace attngen::tuner
