@@ -7,6 +7,7 @@
 
 #include "measure.h"
 #include "schedule.h"
+#include "search.h"
 
 namespace attngen::tuner {
 
@@ -85,13 +86,9 @@ std::vector<PairedResult> compare_candidates(const TuneShape &shape,
         PairedResult &r = results[c];
         r.candidate = candidates[c];
         // "default" is what the build compiles for the shape without a tuning.
-        Bucket bucket = shape.bucket();
-        Candidate compiled = candidates[c];
-        if (compiled.schedule == kDefaultBuild) {
-            bucket = default_build_bucket(shape);
-            compiled.schedule = "cpu_fused";
-            compiled.params = default_build_params(shape);
-        }
+        auto [bucket, compiled] = candidates[c].schedule == kDefaultBuild
+                                      ? hand_default(shape, target)
+                                      : std::make_pair(shape.bucket(), candidates[c]);
         try {
             kernels[c] =
                 std::make_unique<JitAttention>(bucket, compiled, Halide::Target(target), shape);

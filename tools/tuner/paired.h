@@ -21,9 +21,9 @@ namespace attngen::tuner {
 // Parses a candidate as the command line writes it: a schedule name ("cpu_fused", or one of
 // Halide's autoschedulers), optionally followed by parameters, "cpu_fused:key_tile=5,
 // query_vectors=4" or, as describe() prints it, "cpu_fused{key_tile=5,query_vectors=4}".
-// "default" is the kernel that the default build runs for the shape (DefaultBuild below). On
-// failure returns false and sets *error to what is wrong. Whether the schedule knows the
-// parameters is only found when the candidate is compiled.
+// "default" is the kernel that the default build runs for the shape (hand_default in
+// search.h). On failure returns false and sets *error to what is wrong. Whether the schedule
+// knows the parameters is only found when the candidate is compiled.
 bool parse_candidate(const std::string &text, Candidate *candidate, std::string *error);
 
 // The schedule name that parse_candidate gives "default".

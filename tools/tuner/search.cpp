@@ -117,21 +117,9 @@ class BucketSearch {
         const Candidate fallback{hand_schedule, spaces_.count(hand_schedule)
                                                     ? spaces_[hand_schedule].defaults()
                                                     : Params{}};
-        // The hand default: the kernel the default build runs for each shape (generic head dims
-        // unless 64 or 128), with the default schedule's default parameters (cpu_fused, or
-        // cuda_fused on a GPU, as the runtime picks).
         default_ms_.resize(shapes_.size());
         for (std::size_t s = 0; s < shapes_.size(); s++) {
-            const Bucket built = default_build_bucket(shapes_[s]);
-            Candidate hand{hand_schedule,
-                           schedules::find_schedule(hand_schedule)
-                               ->attention_search_space(context_for(built, options_.target))
-                               .defaults()};
-            if (hand_schedule == "cpu_fused") {
-                for (const auto &[name, value] : default_build_params(shapes_[s])) {
-                    hand.params[name] = value;
-                }
-            }
+            const auto [built, hand] = hand_default(shapes_[s], options_.target);
             hand_.emplace_back(built, hand);
             const Measurement m = evaluate(shapes_[s], hand, built);
             default_ms_[s] = m.ok() ? m.median_ms : 0;
@@ -487,6 +475,18 @@ TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std:
     }
     db.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return db;
+}
+
+std::pair<Bucket, Candidate> hand_default(const TuneShape &shape, const std::string &target) {
+    const std::string schedule = gpu_target(target) ? "cuda_fused" : "cpu_fused";
+    const Bucket built = default_build_bucket(shape);
+    Candidate hand{schedule, schedules::find_schedule(schedule)
+                                 ->attention_search_space(context_for(built, target))
+                                 .defaults()};
+    if (schedule == "cpu_fused") {
+        for (const auto &[name, value] : default_build_params(shape)) hand.params[name] = value;
+    }
+    return {built, hand};
 }
 
 }  // namespace attngen::tuner

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "database.h"
@@ -36,6 +37,12 @@ struct TuneOptions {
 
 // Whether a Halide target string names a GPU (cuda, ...): its defaults are the CUDA schedules.
 bool gpu_target(const std::string &target);
+
+// The hand default that tuned kernels are measured against: the kernel the default build runs
+// for the shape (default_build_bucket: generic head dims unless 64 or 128), with the default
+// schedule's default parameters (cpu_fused, or cuda_fused on a GPU, as the runtime picks) and
+// the build's own additions to them (default_build_params).
+std::pair<Bucket, Candidate> hand_default(const TuneShape &shape, const std::string &target);
 
 struct Progress {
     int bucket = 0, buckets = 0;
