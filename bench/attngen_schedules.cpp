@@ -67,14 +67,15 @@ class ScheduledLayer : public Computation {
 
 // Whether the build has a kernel of `schedule` that can compute `shape`.
 bool has_kernel(const std::string &schedule, const BenchShape &shape) {
-    for (const KernelInfo &k : list_kernels()) {
+    for (const Kernel &k : list_kernels()) {
         auto fits = [](int specialized, int64_t value) {
             return specialized == 0 || specialized == value;
         };
-        if (k.serves_calls && k.schedule == schedule &&
-            k.op == (shape.is_mha() ? "mha" : "attention") && k.causal == shape.causal &&
-            !k.probs && fits(k.heads, shape.heads) && fits(k.kv_heads, shape.kv_heads) &&
-            fits(k.d_k, shape.d) && fits(k.d_v, shape.d))
+        const Variant &v = k.variant;
+        if (k.serves_calls && v.schedule == schedule &&
+            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) &&
+            v.mask.causal == shape.causal && !v.probs && fits(v.heads, shape.heads) &&
+            fits(v.kv_heads, shape.kv_heads) && fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
             return true;
     }
     return false;
@@ -84,8 +85,8 @@ bool has_kernel(const std::string &schedule, const BenchShape &shape) {
 // on a machine without a GPU, not for speed (cuda_tiled's CPU entry takes seconds per call on
 // (c)); bench/gpu/cuda_bench.cpp measures them on a GPU.
 bool is_cuda_schedule(const std::string &schedule) {
-    for (const KernelInfo &k : list_kernels()) {
-        if (k.schedule == schedule && k.cuda) return true;
+    for (const Kernel &k : list_kernels()) {
+        if (k.variant.schedule == schedule && k.cuda()) return true;
     }
     return false;
 }

@@ -50,7 +50,7 @@ std::vector<Slice> attention_slices(const BenchShape &s, const ProblemData &p) {
         auto v = to_double(p.v.data() + kv * s.nk * s.d, s.nk * s.d);
         slice.expected.resize(rows * s.d);
         reference::AttentionShape one_head{1, 1, 1, rows, s.nk, s.d, s.d};
-        reference::attention<double>(one_head, q.data(), k.data(), v.data(), {}, s.causal, scale,
+        reference::attention<double>(one_head, q.data(), k.data(), v.data(), {}, MaskSpec{s.causal}, scale,
                                      slice.expected.data(), nullptr, nullptr);
         slices.push_back(std::move(slice));
     }
@@ -79,7 +79,7 @@ std::vector<Slice> layer_slices(const BenchShape &s, const ProblemData &p) {
         slice.expected.resize(rows * s.d_model);
         reference::mha<double>(shape, x_rows.data(), memory.data(), w_q.data(), w_k.data(),
                                w_v.data(), w_o.data(), nullptr, nullptr, nullptr, nullptr, {},
-                               s.causal, scale, slice.expected.data());
+                               MaskSpec{s.causal}, scale, slice.expected.data());
         slices.push_back(std::move(slice));
     }
     return slices;

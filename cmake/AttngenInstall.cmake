@@ -19,7 +19,7 @@ if (CMAKE_CROSSCOMPILING)
     return()
 endif ()
 # A native build that imports another build's generators (attngen-halide_generators_ROOT, as
-# tuner_end_to_end does) has none of its own to install, so it offers no package either.
+# variant_table_end_to_end does) has none of its own to install, so it offers no package either.
 if (NOT TARGET attngen_generators)
     message(STATUS "attngen: the generators come from another build; no install rules or package")
     return()
@@ -115,9 +115,10 @@ install(FILES
         ${PROJECT_BINARY_DIR}/package/attngenConfig.cmake
         ${PROJECT_BINARY_DIR}/attngenConfigVersion.cmake
         ${PROJECT_SOURCE_DIR}/cmake/package/AttngenAddKernel.cmake
+        ${PROJECT_SOURCE_DIR}/cmake/package/AttngenKernelOptions.cmake
         ${PROJECT_SOURCE_DIR}/cmake/package/AttngenTuningDatabase.cmake
-        ${PROJECT_SOURCE_DIR}/cmake/package/kernel_descriptor.cpp.in
-        ${PROJECT_SOURCE_DIR}/cmake/package/kernel_descriptor.h.in
+        ${PROJECT_SOURCE_DIR}/cmake/package/kernel.cpp.in
+        ${PROJECT_SOURCE_DIR}/cmake/package/kernel.h.in
         DESTINATION ${ATTNGEN_INSTALL_CMAKEDIR})
 
 # The same package over the build tree (attngen_DIR=<build dir>), with absolute paths into the

@@ -45,7 +45,7 @@ function(attngen_tune_at_build)
             "-DATTNGEN_TARGETS=${ATTNGEN_TARGETS}"
             "-DATTNGEN_TUNING_FILES=${result}"
             -DATTNGEN_TUNE_AT_BUILD=OFF
-            -DATTNGEN_KERNEL_SET=${ATTNGEN_KERNEL_SET}
+            "-DATTNGEN_VARIANT_TABLE=${ATTNGEN_VARIANT_TABLE}"
             "-Dattngen-halide_generators_ROOT=${PROJECT_BINARY_DIR}/cmake"
         INSTALL_COMMAND ""
         BUILD_ALWAYS ON

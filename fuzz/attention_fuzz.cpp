@@ -334,10 +334,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     std::vector<float> naive_out(rows * s.d_v), naive_lse(rows), naive_probs(rows * s.nk);
     const std::vector<double> qx(qd.begin(), qd.end()), kx(kd.begin(), kd.end()),
         vx(vd.begin(), vd.end());
-    attngen::reference::attention<double>(s, qx.data(), kx.data(), vx.data(), lengths, causal,
+    attngen::reference::attention<double>(s, qx.data(), kx.data(), vx.data(), lengths,
+                                          attngen::MaskSpec{causal},
                                           effective_scale, ref_out.data(), ref_lse.data(),
                                           ref_probs.data());
-    attngen::reference::attention<float>(s, qd.data(), kd.data(), vd.data(), lengths, causal,
+    attngen::reference::attention<float>(s, qd.data(), kd.data(), vd.data(), lengths,
+                                         attngen::MaskSpec{causal},
                                          effective_scale, naive_out.data(), naive_lse.data(),
                                          naive_probs.data());
     const double scores = max_abs_score(s, qd, kd, effective_scale);

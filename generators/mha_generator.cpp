@@ -5,6 +5,7 @@
 // The head counts cannot be read from the buffers (only H*d_k can), so they are scalar inputs;
 // the head dims follow from them.
 #include "Halide.h"
+#include "algorithm/mask.h"
 #include "algorithm/mha.h"
 #include "support.h"
 
@@ -13,18 +14,8 @@ namespace {
 
 using namespace Halide;
 
-class MhaGenerator : public Generator<MhaGenerator> {
+class MhaGenerator : public VariantGenerator<MhaGenerator> {
   public:
-    GeneratorParam<bool> causal{"causal", false};
-    // 0 means "any, taken from the inputs"; a positive value specializes the kernel.
-    GeneratorParam<int> heads{"heads", 0};
-    GeneratorParam<int> kv_heads{"kv_heads", 0};
-    GeneratorParam<int> d_k{"d_k", 0};
-    GeneratorParam<int> d_v{"d_v", 0};
-    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
-    GeneratorParam<std::string> tuning{"tuning", ""};
-
     Input<Buffer<float, 3>> x{"x"};
     Input<Buffer<float, 3>> memory{"memory"};
     Input<Buffer<float, 2>> w_q{"w_q"};
@@ -42,19 +33,23 @@ class MhaGenerator : public Generator<MhaGenerator> {
 
     Output<Buffer<float, 3>> y{"y"};
 
+    void configure() { read_variant(Op::kMha); }
+
     void generate() {
         algorithm::MhaShape shape;
         algorithm::AttentionShape &a = shape.attention;
-        a.heads = param_or(heads, num_heads);
-        a.kv_heads = param_or(kv_heads, num_kv_heads);
-        a.d_k = param_or(d_k, w_q.dim(0).extent() / a.heads);
-        a.d_v = param_or(d_v, w_v.dim(0).extent() / a.kv_heads);
+        a.heads = param_or(variant_.heads, num_heads);
+        a.kv_heads = param_or(variant_.kv_heads, num_kv_heads);
+        a.d_k = param_or(variant_.d_k, w_q.dim(0).extent() / a.heads);
+        a.d_v = param_or(variant_.d_v, w_v.dim(0).extent() / a.kv_heads);
         a.nq = x.dim(1).extent();
         a.nk = memory.dim(1).extent();
         shape.d_model = x.dim(0).extent();
         shape.d_mem = memory.dim(0).extent();
         algorithm::MhaWeights weights{w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o};
-        funcs_ = algorithm::define_mha(x, memory, weights, key_lengths, shape, scale, causal);
+        const algorithm::KeyMask mask =
+            algorithm::define_key_mask(variant_.mask, key_lengths, a.nq, a.nk);
+        funcs_ = algorithm::define_mha(x, memory, weights, mask, shape, scale);
         y = funcs_.y;
         constrain_buffers();
 
@@ -70,9 +65,7 @@ class MhaGenerator : public Generator<MhaGenerator> {
     }
 
     void schedule() {
-        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->mha(funcs_, make_context(get_target(), 0, tuning, causal, d_v));
-        }
+        if (schedule_ != nullptr) schedule_->mha(funcs_, ctx_);
     }
 
   private:
@@ -83,7 +76,8 @@ class MhaGenerator : public Generator<MhaGenerator> {
         for (auto *bias : {&b_q, &b_k, &b_v, &b_o}) require_zero_mins(*bias);
         require_zero_mins(key_lengths);
         require_zero_mins(y);
-        const int h = heads, h_kv = kv_heads, dk = d_k, dv = d_v;
+        const int h = variant_.heads, h_kv = variant_.kv_heads, dk = variant_.d_k,
+                  dv = variant_.d_v;
         if (h > 0 && dk > 0) w_q.dim(0).set_extent(h * dk);
         if (h_kv > 0 && dk > 0) w_k.dim(0).set_extent(h_kv * dk);
         if (h_kv > 0 && dv > 0) w_v.dim(0).set_extent(h_kv * dv);

@@ -8,24 +8,22 @@ namespace {
 
 using namespace Halide;
 
-class ProjectionGenerator : public Generator<ProjectionGenerator> {
+class ProjectionGenerator : public VariantGenerator<ProjectionGenerator> {
   public:
-    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
-    GeneratorParam<std::string> tuning{"tuning", ""};
-
     Input<Buffer<float, 3>> x{"x"};
     Input<Buffer<float, 2>> w{"w"};
     Input<Buffer<float, 1>> bias{"bias"};
 
     Output<Buffer<float, 3>> y{"y"};
 
+    void configure() { read_variant(Op::kProjection); }
+
     void generate() {
         funcs_ = algorithm::define_projection(x, w, bias, x.dim(0).extent());
         y = funcs_.y;
-        require_zero_mins(x);
-        require_zero_mins(w);
-        require_zero_mins(bias);
+        for (OutputImageParam p : {ImageParam(x), ImageParam(w), ImageParam(bias)}) {
+            require_zero_mins(p);
+        }
         require_zero_mins(y);
 
         x.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
@@ -35,9 +33,7 @@ class ProjectionGenerator : public Generator<ProjectionGenerator> {
     }
 
     void schedule() {
-        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->projection(funcs_, make_context(get_target(), 0, tuning));
-        }
+        if (schedule_ != nullptr) schedule_->projection(funcs_, ctx_);
     }
 
   private:

@@ -11,19 +11,16 @@ namespace {
 
 using namespace Halide;
 
-class ScoresGenerator : public Generator<ScoresGenerator> {
+class ScoresGenerator : public VariantGenerator<ScoresGenerator> {
   public:
-    GeneratorParam<bool> causal{"causal", false};
-    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
-    GeneratorParam<std::string> tuning{"tuning", ""};
-
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
     Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
     Input<float> scale{"scale"};
 
     Output<Buffer<float, 4>> scores{"scores"};
+
+    void configure() { read_variant(Op::kScores); }
 
     void generate() {
         algorithm::AttentionShape shape;
@@ -32,13 +29,13 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
         shape.d_k = q.dim(0).extent();
         shape.heads = q.dim(2).extent();
         shape.kv_heads = k.dim(2).extent();
-        mask_ = algorithm::define_key_mask(key_lengths, shape.nq, shape.nk, causal);
+        mask_ = algorithm::define_key_mask(variant_.mask, key_lengths, shape.nq, shape.nk);
         funcs_ = algorithm::define_scores(q, algorithm::for_query_heads(k, shape, "k_for_head"),
-                                          shape.d_k, scale, mask_.end);
+                                          shape.d_k, scale, mask_);
         scores = funcs_.scores;
-        require_zero_mins(q);
-        require_zero_mins(k);
-        require_zero_mins(key_lengths);
+        for (OutputImageParam p : {ImageParam(q), ImageParam(k), ImageParam(key_lengths)}) {
+            require_zero_mins(p);
+        }
         require_zero_mins(scores);
 
         q.set_estimates({{0, 64}, {0, 1024}, {0, 8}, {0, 1}});
@@ -49,9 +46,7 @@ class ScoresGenerator : public Generator<ScoresGenerator> {
     }
 
     void schedule() {
-        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->scores(funcs_, mask_, make_context(get_target(), 0, tuning, causal));
-        }
+        if (schedule_ != nullptr) schedule_->scores(funcs_, mask_, ctx_);
     }
 
   private:

@@ -10,23 +10,19 @@ namespace {
 
 using namespace Halide;
 
-class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
+class SoftmaxGenerator : public VariantGenerator<SoftmaxGenerator> {
   public:
-    GeneratorParam<bool> causal{"causal", false};
-    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
-    GeneratorParam<std::string> tuning{"tuning", ""};
-
     Input<Buffer<float, 4>> scores{"scores"};
     Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
 
     Output<Buffer<float, 4>> probs{"probs"};
     Output<Buffer<float, 3>> lse{"lse"};
 
+    void configure() { read_variant(Op::kSoftmax); }
+
     void generate() {
-        Expr nk = scores.dim(0).extent();
-        Expr nq = scores.dim(1).extent();
-        mask_ = algorithm::define_key_mask(key_lengths, nq, nk, causal);
+        const Expr nk = scores.dim(0).extent(), nq = scores.dim(1).extent();
+        mask_ = algorithm::define_key_mask(variant_.mask, key_lengths, nq, nk);
         funcs_ = algorithm::define_softmax(scores, nk, mask_);
         probs = funcs_.probs;
         lse = funcs_.lse;
@@ -42,9 +38,7 @@ class SoftmaxGenerator : public Generator<SoftmaxGenerator> {
     }
 
     void schedule() {
-        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->softmax(funcs_, mask_, make_context(get_target(), 0, tuning, causal));
-        }
+        if (schedule_ != nullptr) schedule_->softmax(funcs_, mask_, ctx_);
     }
 
   private:

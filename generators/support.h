@@ -1,12 +1,29 @@
-// Helpers shared by the generator files: buffer constraints and the hand-off to a schedule.
+// Helpers shared by the generator files: the variant a generator compiles, and buffer
+// constraints.
 #pragma once
 
 #include <string>
 
 #include "Halide.h"
+#include "attngen/variant.h"
 #include "schedule.h"
 
 namespace attngen::generators {
+
+// The variant of the generator parameter "variant" (a spec, attngen/variant.h), which must be of
+// this op and name a schedule that serves it; anything else is a Halide user error naming the
+// problem, so that the build stops with it.
+inline Variant parse_variant(const std::string &spec, Op op) {
+    Variant variant;
+    const Status parsed = Variant::parse(spec, &variant);
+    if (!parsed.ok()) schedules::schedule_error(parsed.message());
+    if (variant.op != op) {
+        schedules::schedule_error("variant '" + spec + "' is of op " + op_name(variant.op) +
+                                  ", but this generator compiles " + op_name(op));
+    }
+    schedules::check_schedule_serves(variant.schedule, op);
+    return variant;
+}
 
 // The runtime always passes buffers whose every dimension starts at 0. Telling Halide so removes
 // the min offsets from every index computation, and a buffer that breaks the promise is
@@ -18,32 +35,35 @@ void require_zero_mins(Buffer &buffer) {
     }
 }
 
-// A generator parameter left at 0 means "any value, read from the buffers at run time"; a
-// positive value specializes the kernel to that value.
+// A variant's specialized extent, else the value read from the buffers at run time.
 inline Halide::Expr param_or(int param, const Halide::Expr &runtime_value) {
     return param > 0 ? Halide::Expr(param) : runtime_value;
 }
 
-// The context a schedule sees: the target, the shape bucket (max_queries, 0 = any; d_v, 0 = read
-// at run time) and the tuned parameter values ("name=value,..."), which apply only when the
-// kernel is compiled for tuning_target, if one is given (schedules::tuning_applies).
-inline schedules::Context make_context(const Halide::Target &target, int max_queries,
-                                       const std::string &tuning, bool causal = false, int d_v = 0,
-                                       const std::string &tuning_target = "") {
-    schedules::Context ctx;
-    ctx.target = target;
-    ctx.max_queries = max_queries;
-    ctx.causal = causal;
-    ctx.d_v = d_v;
-    // Parsed on every target, so that a malformed tuning fails the build wherever it applies.
-    ctx.params = schedules::parse_params(tuning);
-    if (!schedules::tuning_applies(target, tuning_target)) ctx.params.clear();
-    return ctx;
+// The schedule to apply: the variant's, or none when an autoscheduler was requested.
+inline const schedules::Schedule *schedule_for(const Variant &variant, bool auto_schedule) {
+    return auto_schedule ? nullptr : &schedules::schedule_or_error(variant.schedule);
 }
 
-// The schedule to apply: the named one, or none when an autoscheduler was requested.
-inline const schedules::Schedule *schedule_for(const std::string &name, bool auto_schedule) {
-    return auto_schedule ? nullptr : &schedules::schedule_or_error(name);
-}
+// The part that every generator of one stage or of the multi-head layer shares: the generator
+// parameter "variant", read in configure(), and what schedule() needs.
+template <typename T>
+class VariantGenerator : public Halide::Generator<T> {
+  public:
+    Halide::GeneratorParam<std::string> variant_spec{"variant", ""};
+
+  protected:
+    // Reads the variant (of this op) and the schedule it names.
+    void read_variant(Op op) {
+        variant_ = parse_variant(variant_spec, op);
+        ctx_ = schedules::make_context(this->get_target(), variant_);
+        schedule_ = schedule_for(variant_, this->auto_schedule);
+    }
+
+    Variant variant_;
+    schedules::Context ctx_;
+    // Null when one of Halide's autoschedulers schedules the pipeline.
+    const schedules::Schedule *schedule_ = nullptr;
+};
 
 }  // namespace attngen::generators

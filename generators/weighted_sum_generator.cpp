@@ -11,18 +11,15 @@ namespace {
 
 using namespace Halide;
 
-class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
+class WeightedSumGenerator : public VariantGenerator<WeightedSumGenerator> {
   public:
-    GeneratorParam<bool> causal{"causal", false};
-    GeneratorParam<std::string> schedule_name{"schedule", "reference"};
-    // Tuned values of the schedule's parameters, "name:value,...", empty for its defaults.
-    GeneratorParam<std::string> tuning{"tuning", ""};
-
     Input<Buffer<float, 4>> p{"p"};
     Input<Buffer<float, 4>> v{"v"};
     Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
 
     Output<Buffer<float, 4>> out{"out"};
+
+    void configure() { read_variant(Op::kWeightedSum); }
 
     void generate() {
         algorithm::AttentionShape shape;
@@ -30,13 +27,13 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
         shape.nq = p.dim(1).extent();
         shape.heads = p.dim(2).extent();
         shape.kv_heads = v.dim(2).extent();
-        mask_ = algorithm::define_key_mask(key_lengths, shape.nq, shape.nk, causal);
+        mask_ = algorithm::define_key_mask(variant_.mask, key_lengths, shape.nq, shape.nk);
         funcs_ = algorithm::define_weighted_sum(
             p, algorithm::for_query_heads(v, shape, "v_for_head"), shape.nk, mask_);
         out = funcs_.out;
-        require_zero_mins(p);
-        require_zero_mins(v);
-        require_zero_mins(key_lengths);
+        for (OutputImageParam b : {ImageParam(p), ImageParam(v), ImageParam(key_lengths)}) {
+            require_zero_mins(b);
+        }
         require_zero_mins(out);
 
         p.set_estimates({{0, 1024}, {0, 1024}, {0, 8}, {0, 1}});
@@ -46,9 +43,7 @@ class WeightedSumGenerator : public Generator<WeightedSumGenerator> {
     }
 
     void schedule() {
-        if (const auto *s = schedule_for(schedule_name, auto_schedule)) {
-            s->weighted_sum(funcs_, mask_, make_context(get_target(), 0, tuning, causal));
-        }
+        if (schedule_ != nullptr) schedule_->weighted_sum(funcs_, mask_, ctx_);
     }
 
   private:

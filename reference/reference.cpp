@@ -6,27 +6,33 @@
 
 namespace attngen::reference {
 
-int64_t key_end(const AttentionShape &s, const std::vector<int64_t> &key_lengths, bool causal,
-                int64_t b, int64_t i) {
-    int64_t end = key_lengths.empty() ? s.nk : std::clamp<int64_t>(key_lengths[b], 0, s.nk);
-    if (causal) end = std::min(end, std::max<int64_t>(i + (s.nk - s.nq) + 1, 0));
-    return end;
+bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths,
+             const MaskSpec &mask, int64_t b, int64_t i, int64_t j) {
+    if (!key_lengths.empty() && j >= key_lengths[b]) return false;
+    // Query i's position among the keys: the queries are the last Nq positions (bottom-right).
+    const int64_t position = i + s.nk - s.nq;
+    if (mask.causal && j > position) return false;
+    return true;
 }
 
 template <typename T>
 void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
-               const std::vector<int64_t> &key_lengths, bool causal, T scale, T *out, T *lse,
-               T *probs) {
+               const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *out,
+               T *lse, T *probs) {
     const int64_t group = s.heads / s.kv_heads;
     std::vector<T> row(s.nk);
+    std::vector<char> keys(s.nk);
     for (int64_t b = 0; b < s.batch; b++) {
         for (int64_t h = 0; h < s.heads; h++) {
             const int64_t g = h / group;
             for (int64_t i = 0; i < s.nq; i++) {
                 const T *qi = q + ((b * s.heads + h) * s.nq + i) * s.d_k;
-                const int64_t end = key_end(s, key_lengths, causal, b, i);
+                int64_t count = 0;
                 T max = -std::numeric_limits<T>::infinity();
-                for (int64_t j = 0; j < end; j++) {
+                for (int64_t j = 0; j < s.nk; j++) {
+                    keys[j] = allowed(s, key_lengths, mask, b, i, j);
+                    if (!keys[j]) continue;
+                    count++;
                     const T *kj = k + ((b * s.kv_heads + g) * s.nk + j) * s.d_k;
                     T dot = 0;
                     for (int64_t d = 0; d < s.d_k; d++) dot += qi[d] * kj[d];
@@ -34,25 +40,26 @@ void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
                     max = std::max(max, row[j]);
                 }
                 T sum = 0;
-                for (int64_t j = 0; j < end; j++) {
+                for (int64_t j = 0; j < s.nk; j++) {
+                    if (!keys[j]) continue;
                     row[j] = std::exp(row[j] - max);
                     sum += row[j];
                 }
                 T *oi = out + ((b * s.heads + h) * s.nq + i) * s.d_v;
                 for (int64_t e = 0; e < s.d_v; e++) {
                     T acc = 0;
-                    for (int64_t j = 0; j < end; j++) {
-                        acc += row[j] * v[((b * s.kv_heads + g) * s.nk + j) * s.d_v + e];
+                    for (int64_t j = 0; j < s.nk; j++) {
+                        if (keys[j]) acc += row[j] * v[((b * s.kv_heads + g) * s.nk + j) * s.d_v + e];
                     }
-                    oi[e] = end > 0 ? acc / sum : T(0);
+                    oi[e] = count > 0 ? acc / sum : T(0);
                 }
                 if (lse != nullptr) {
                     lse[(b * s.heads + h) * s.nq + i] =
-                        end > 0 ? max + std::log(sum) : -std::numeric_limits<T>::infinity();
+                        count > 0 ? max + std::log(sum) : -std::numeric_limits<T>::infinity();
                 }
                 if (probs != nullptr) {
                     T *pi = probs + ((b * s.heads + h) * s.nq + i) * s.nk;
-                    for (int64_t j = 0; j < s.nk; j++) pi[j] = j < end ? row[j] / sum : T(0);
+                    for (int64_t j = 0; j < s.nk; j++) pi[j] = keys[j] ? row[j] / sum : T(0);
                 }
             }
         }
@@ -111,7 +118,7 @@ std::vector<T> split_heads(const std::vector<T> &y, int64_t batch, int64_t n, in
 template <typename T>
 void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k, const T *w_v,
          const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
-         const std::vector<int64_t> &key_lengths, bool causal, T scale, T *y) {
+         const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *y) {
     std::vector<T> qp(s.batch * s.nq * s.heads * s.d_k), kp(s.batch * s.nk * s.kv_heads * s.d_k),
         vp(s.batch * s.nk * s.kv_heads * s.d_v);
     projection(s.batch * s.nq, s.d_model, s.heads * s.d_k, x, w_q, b_q, qp.data());
@@ -122,7 +129,7 @@ void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *
     std::vector<T> v = split_heads(vp, s.batch, s.nk, s.kv_heads, s.d_v);
     AttentionShape a{s.batch, s.heads, s.kv_heads, s.nq, s.nk, s.d_k, s.d_v};
     std::vector<T> o(s.batch * s.heads * s.nq * s.d_v);
-    attention<T>(a, q.data(), k.data(), v.data(), key_lengths, causal, scale, o.data(), nullptr,
+    attention<T>(a, q.data(), k.data(), v.data(), key_lengths, mask, scale, o.data(), nullptr,
                  nullptr);
     // Concatenate heads in head order: [B, H, Nq, d_v] -> [B, Nq, H * d_v].
     std::vector<T> concat(o.size());
@@ -137,12 +144,12 @@ void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *
 
 #define ATTNGEN_INSTANTIATE(T)                                                                    \
     template void attention<T>(const AttentionShape &, const T *, const T *, const T *,           \
-                               const std::vector<int64_t> &, bool, T, T *, T *, T *);             \
+                               const std::vector<int64_t> &, const MaskSpec &, T, T *, T *, T *); \
     template void projection<T>(int64_t, int64_t, int64_t, const T *, const T *, const T *, T *); \
     template void scores<T>(const AttentionShape &, const T *, const T *, T, T *);                \
     template void mha<T>(const MhaShape &, const T *, const T *, const T *, const T *, const T *, \
                          const T *, const T *, const T *, const T *, const T *,                   \
-                         const std::vector<int64_t> &, bool, T, T *);
+                         const std::vector<int64_t> &, const MaskSpec &, T, T *);
 
 ATTNGEN_INSTANTIATE(float)
 ATTNGEN_INSTANTIATE(double)

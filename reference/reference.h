@@ -1,11 +1,13 @@
 // Attention as plain loops over dense row-major arrays: the oracle that the tests, the demo and
-// the tuner compare every kernel against (DESIGN.md section 1). Instantiated for double (the
+// the tuner compare every kernel against (docs/design.md section 1). Instantiated for double (the
 // reference) and float (a naive float32 implementation, whose own error against the double one
 // sets the scale of the tolerance for a float32 kernel).
 #pragma once
 
 #include <cstdint>
 #include <vector>
+
+#include "attngen/variant.h"
 
 namespace attngen::reference {
 
@@ -15,17 +17,17 @@ struct AttentionShape {
     int64_t d_k = 1, d_v = 1;
 };
 
-// The end of the allowed key prefix of query i (see generators/algorithm/mask.h); key_lengths
-// empty means every batch element has all nk keys.
-int64_t key_end(const AttentionShape &s, const std::vector<int64_t> &key_lengths, bool causal,
-                int64_t b, int64_t i);
+// Whether query i of batch element b may see key j, literally as docs/design.md section 1 states
+// each mask kind; key_lengths empty means every batch element has all nk keys.
+bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths,
+             const MaskSpec &mask, int64_t b, int64_t i, int64_t j);
 
 // q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] -> out [B, H, Nq, d_v],
 // lse [B, H, Nq] and probs [B, H, Nq, Nk]; lse and probs may be null.
 template <typename T>
 void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
-               const std::vector<int64_t> &key_lengths, bool causal, T scale, T *out, T *lse,
-               T *probs);
+               const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *out,
+               T *lse, T *probs);
 
 // y [rows, d_out] = x [rows, d_in] w [d_in, d_out] + bias [d_out]; bias may be null.
 template <typename T>
@@ -46,6 +48,6 @@ struct MhaShape {
 template <typename T>
 void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k, const T *w_v,
          const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
-         const std::vector<int64_t> &key_lengths, bool causal, T scale, T *y);
+         const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *y);
 
 }  // namespace attngen::reference

@@ -296,8 +296,9 @@ TEST_P(AttentionTest, HeadDim64UsesSpecializedKernelWhenCompiled) {
     EXPECT_TRUE(Matches(o.out, c.out, c.out32)) << o.kernel;
     bool has_specialized = false;
     for (const auto &k : list_kernels()) {
-        if (k.schedule == GetParam() && k.op == "attention" && !k.causal && !k.probs &&
-            k.d_k == 64 && k.d_v == 64) {
+        const Variant &v = k.variant;
+        if (v.schedule == GetParam() && v.op == Op::kAttention && !v.mask.causal && !v.probs &&
+            v.d_k == 64 && v.d_v == 64) {
             has_specialized = true;
         }
     }

@@ -21,7 +21,7 @@ namespace {
 
 bool BuildHasCudaKernels() {
     for (const auto &k : list_kernels()) {
-        if (k.cuda) return true;
+        if (k.cuda()) return true;
     }
     return false;
 }
@@ -172,7 +172,7 @@ TEST(CudaDevice, WideHeadsGoToCudaTiledAndCudaFusedRefusesThem) {
 TEST(CudaDevice, EveryCudaKernelIsCompiledWithACpuFallbackEntry) {
     if (!BuildHasCudaKernels()) GTEST_SKIP() << "this build compiled no CUDA kernels";
     for (const auto &k : list_kernels()) {
-        if (!k.cuda) continue;
+        if (!k.cuda()) continue;
         // The CUDA entry first, then at least one entry without CUDA.
         EXPECT_NE(k.targets.find("-cuda"), std::string::npos) << k.name << ": " << k.targets;
         const std::string last = k.targets.substr(k.targets.rfind(',') + 1);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attngen/kernels.h"
-#include "dispatch.h"
+#include "kernel_choice.h"
 
 namespace attngen::detail {
 namespace {
@@ -15,14 +15,14 @@ namespace {
 constexpr const char *kAvx512 = "x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41";
 constexpr const char *kAvx2 = "x86-64-linux-avx-avx2-f16c-fma-sse41";
 
-KernelEntry Entry(const char *tuning, bool cuda = false) {
-    KernelEntry e{};
-    e.name = "made_up";
-    e.schedule = "cpu_fused";
-    e.targets = "";
-    e.tuning = tuning;
-    e.cuda = cuda;
-    return e;
+// A made-up cpu_fused attention kernel, tuned where `tuning` is not empty; a CUDA one with cuda.
+Kernel Entry(const char *tuning, bool cuda = false) {
+    Kernel k;
+    k.name = "made_up";
+    k.variant.schedule = "cpu_fused";
+    if (tuning[0] != '\0') EXPECT_TRUE(parse_tuning(tuning, &k.variant.tuning).ok());
+    k.targets = cuda ? std::string(kAvx2) + "-cuda-cuda_capability_80," + kAvx2 : "";
+    return k;
 }
 
 TEST(DispatchRules, AKernelServesWhereTheCpuRunsOneOfItsTargets) {
@@ -46,26 +46,26 @@ TEST(DispatchRules, ACudaKernelAlwaysServesThroughItsCpuEntry) {
 
 // choose_kernel over made-up entries for one attention call (B1 H8 Nq256 Nk1024 d64): `serves`
 // stands for what this CPU runs.
-Status Choose(const std::vector<KernelEntry> &entries, const std::vector<bool> &serving,
-              const KernelEntry **chosen) {
+Status Choose(const std::vector<Kernel> &entries, const std::vector<bool> &serving,
+              const Kernel **chosen) {
     KernelRequest request;
     request.heads = request.kv_heads = 8;
     request.d_k = request.d_v = 64;
     request.queries = 256;
     request.keys = 1024;
-    auto serves = [&](const KernelEntry &k) { return serving[&k - entries.data()]; };
-    return choose_kernel(request, "cpu_fused", entries.data(), entries.size(), serves, chosen);
+    auto serves = [&](const Kernel &k) { return serving[&k - entries.data()]; };
+    return choose_kernel(request, "cpu_fused", entries, serves, chosen);
 }
 
-KernelEntry WithHeadDim(KernelEntry e, int d) {
-    e.d_k = e.d_v = d;
+Kernel WithHeadDim(Kernel e, int d) {
+    e.variant.d_k = e.variant.d_v = d;
     return e;
 }
 
 TEST(DispatchRules, TheMostSpecializedServingKernelIsChosen) {
-    const std::vector<KernelEntry> entries = {Entry(""), WithHeadDim(Entry(""), 64),
+    const std::vector<Kernel> entries = {Entry(""), WithHeadDim(Entry(""), 64),
                                               WithHeadDim(Entry(""), 128)};
-    const KernelEntry *chosen = nullptr;
+    const Kernel *chosen = nullptr;
     ASSERT_TRUE(Choose(entries, {true, true, true}, &chosen).ok());
     EXPECT_EQ(chosen, &entries[1]);
     // The d64 kernel does not serve here: the generic one takes the call.
@@ -74,9 +74,9 @@ TEST(DispatchRules, TheMostSpecializedServingKernelIsChosen) {
 }
 
 TEST(DispatchRules, ACallThatOnlyUnrunnableKernelsMatchIsUnavailable) {
-    std::vector<KernelEntry> entries = {Entry(""), WithHeadDim(Entry(""), 128)};
+    std::vector<Kernel> entries = {Entry(""), WithHeadDim(Entry(""), 128)};
     entries[0].targets = kAvx512;
-    const KernelEntry *chosen = nullptr;
+    const Kernel *chosen = nullptr;
     const Status status = Choose(entries, {false, true}, &chosen);
     EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.to_string();
     EXPECT_NE(status.message().find(std::string("is compiled for ") + kAvx512 +
@@ -89,15 +89,15 @@ TEST(DispatchRules, ACallThatOnlyUnrunnableKernelsMatchIsUnavailable) {
 TEST(DispatchRules, ATunedKernelLeftToTheDefaultsIsNoReasonToRefuseACall) {
     // Only a tuned kernel matches, and it does not serve here: the build has no kernel for the
     // call on this CPU, which is not the CPU's fault.
-    const std::vector<KernelEntry> entries = {WithHeadDim(Entry("key_tile=5"), 64)};
-    const KernelEntry *chosen = nullptr;
+    const std::vector<Kernel> entries = {WithHeadDim(Entry("key_tile=5"), 64)};
+    const Kernel *chosen = nullptr;
     const Status status = Choose(entries, {false}, &chosen);
     EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.to_string();
     EXPECT_EQ(chosen, nullptr);
 }
 
-// The baselines are told apart by the names the build compiles them under (the registry's list
-// of ATTNGEN_AUTOSCHEDULERS), whether or not this build compiled any.
+// The baselines are told apart by the schedules' own facts (schedules/autoschedulers/info.cpp),
+// whether or not this build compiled any.
 TEST(DispatchRules, AutoschedulerBaselinesAreKnownByTheBuildsNames) {
     for (const char *name : {"Adams2019", "Li2018", "Mullapudi2016"})
         EXPECT_TRUE(is_autoscheduler_baseline(name)) << name;

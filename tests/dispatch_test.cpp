@@ -139,7 +139,7 @@ TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
     }
     halide_set_custom_can_use_target_features(runtime_check);
 
-    const KernelInfo kernel = list_kernels().front();
+    const Kernel kernel = list_kernels().front();
     const std::string selected = kernel.selected_target;
     ASSERT_FALSE(selected.empty()) << "no compiled target runs on this CPU";
     EXPECT_TRUE(AllowedByLimit(selected)) << selected << " under ATTNGEN_MAX_CPU_ISA=" << Limit();

@@ -1,6 +1,7 @@
 // Kernels named by the caller (attngen/kernel.h) instead of chosen by the dispatch: how another
-// project runs the kernels it compiles with attngen_add_kernel. Here the descriptors point at
-// kernels of this build, called through their generated C functions.
+// project runs the kernels it compiles with attngen_add_kernel. Here the Kernel values are made
+// from kernels of this build as attngen_add_kernel's generated <name>_kernel() makes them, from
+// the generated functions, the variant spec and the targets.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,12 +15,11 @@
 namespace attngen::test {
 namespace {
 
-KernelDescriptor D64Kernel() {
-    KernelDescriptor k;
-    k.name = "attention_f32_d64_cpu_fused";
-    k.d_k = k.d_v = 64;
-    k.attention = &attention_f32_d64_cpu_fused;
-    return k;
+Kernel D64Kernel() {
+    return Kernel::compiled("attention_f32_d64_cpu_fused",
+                            "op:attention,storage:f32,mask:none,d_k:64,d_v:64,schedule:cpu_fused",
+                            "host", &attention_f32_d64_cpu_fused_argv,
+                            &attention_f32_d64_cpu_fused_metadata);
 }
 
 struct Call {
@@ -59,10 +59,10 @@ TEST(ExternalKernel, RunsTheGivenKernelAndMatchesReference) {
 
 TEST(ExternalKernel, ProbsKernel) {
     Call call(16, true, true);
-    KernelDescriptor k;
-    k.name = "attention_f32_causal_probs_cpu_fused";
-    k.causal = k.probs = true;
-    k.attention_probs = &attention_f32_causal_probs_cpu_fused;
+    const Kernel k = Kernel::compiled(
+        "attention_f32_causal_probs_cpu_fused",
+        "op:attention,storage:f32,mask:causal,probs:yes,schedule:cpu_fused", "host",
+        &attention_f32_causal_probs_cpu_fused_argv, &attention_f32_causal_probs_cpu_fused_metadata);
     Status s = attention(call.args, k);
     ASSERT_TRUE(s.ok()) << s.to_string();
     EXPECT_TRUE(Matches(call.probs, call.c.probs, call.c.probs32));
@@ -92,9 +92,9 @@ TEST(ExternalKernel, MhaLayerWithAGivenKernel) {
     MhaWeights weights;
     weights.w_q = weights.w_k = weights.w_v = weights.w_o =
         TensorView::f32(w.data(), {d_model, d_model});
-    KernelDescriptor k;
-    k.name = "mha_f32_cpu_fused";
-    k.mha = &mha_f32_cpu_fused;
+    const Kernel k = Kernel::compiled("mha_f32_cpu_fused",
+                                      "op:mha,storage:f32,mask:none,schedule:cpu_fused", "host",
+                                      &mha_f32_cpu_fused_argv, &mha_f32_cpu_fused_metadata);
     MhaConfig config;
     config.heads = heads;
     config.kernel = &k;
@@ -119,7 +119,7 @@ TEST(ExternalKernel, MhaLayerWithAGivenKernel) {
 
     // An attention kernel is not an mha kernel.
     config.kernel = nullptr;
-    KernelDescriptor attention_kernel = D64Kernel();
+    const Kernel attention_kernel = D64Kernel();
     config.kernel = &attention_kernel;
     Status s = MultiHeadAttention::create(weights, config, &layer);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

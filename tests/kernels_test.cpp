@@ -12,55 +12,55 @@
 namespace attngen::test {
 namespace {
 
-class KernelTest : public ::testing::TestWithParam<KernelInfo> {};
+class KernelTest : public ::testing::TestWithParam<Kernel> {};
 
 // A shape that the kernel's specializations accept, with lengths that are not multiples of any
 // tile so that every tail path runs.
-AttentionCase CaseFor(const KernelInfo &k, int64_t nq) {
+AttentionCase CaseFor(const Kernel &k, int64_t nq) {
     AttentionCase c;
     c.shape = ShapeFor(k, nq);
-    c.causal = k.causal;
+    c.causal = k.variant.mask.causal;
     c.key_lengths = {c.shape.nk, c.shape.nk - 7};
     return c;
 }
 
-// Runs the call CaseFor(k, nq) through the dispatch (schedule k.schedule), checks out, lse and
+// Runs the call CaseFor(k, nq) through the dispatch (schedule k.variant.schedule), checks out, lse and
 // probs against fp64, and returns the kernel that served it.
-std::string RunCaseFor(const KernelInfo &k, int64_t nq) {
+std::string RunCaseFor(const Kernel &k, int64_t nq) {
     AttentionCase c = CaseFor(k, nq);
     c.prepare(21);
     const auto &s = c.shape;
     std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN),
         lse(s.batch * s.heads * s.nq, NAN),
-        probs(k.probs ? s.batch * s.heads * s.nq * s.nk : 0, NAN);
+        probs(k.variant.probs ? s.batch * s.heads * s.nq * s.nk : 0, NAN);
     AttentionArgs args;
     args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
     args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
     args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
     args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
     args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
-    if (k.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
+    if (k.variant.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
     args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
     args.causal = c.causal;
-    args.schedule = k.schedule;
+    args.schedule = k.variant.schedule;
     CallInfo info;
     Status status = attention(args, &info);
     EXPECT_TRUE(status.ok()) << status.to_string();
     EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out of " << info.kernel;
     EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse of " << info.kernel;
-    if (k.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs of " << info.kernel;
+    if (k.variant.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs of " << info.kernel;
     return info.kernel;
 }
 
 // The query counts of the calls that kernel k must serve: both ends of its query bound, or a
 // count beyond every bound.
-std::vector<int64_t> QueryCountsFor(const KernelInfo &k) {
-    if (k.max_queries > 0) return {FewestQueriesFor(k), k.max_queries};
+std::vector<int64_t> QueryCountsFor(const Kernel &k) {
+    if (k.variant.max_queries > 0) return {FewestQueriesFor(k), k.variant.max_queries};
     return {QueriesBeyondEveryBound(k)};
 }
 
 TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
-    const KernelInfo &k = GetParam();
+    const Kernel &k = GetParam();
     ATTNGEN_SKIP_UNLESS_SERVED(k);
     for (int64_t nq : QueryCountsFor(k)) {
         SCOPED_TRACE("Nq=" + std::to_string(nq));
@@ -69,24 +69,24 @@ TEST_P(KernelTest, IsSelectedForMatchingCallsAndMatchesReference) {
 }
 
 // A kernel that does not serve calls on this CPU (a tuned kernel whose target is not the one the
-// build runs here, see KernelInfo::serves_calls) leaves the calls of its bucket to a kernel that
+// build runs here, see Kernel::serves_calls) leaves the calls of its bucket to a kernel that
 // does, and is tested, and they still match the reference.
 TEST(KernelBounds, KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults) {
-    const std::vector<KernelInfo> kernels = list_kernels();
+    const std::vector<Kernel> kernels = list_kernels();
     int idle = 0;
-    for (const KernelInfo &k : AttentionKernels()) {
+    for (const Kernel &k : AttentionKernels()) {
         if (k.serves_calls) continue;
         idle++;
         SCOPED_TRACE(k.name);
         // Every kernel but a tuned one has the build's targets, which include one this CPU runs
         // (or the program could not have started its kernels).
-        EXPECT_FALSE(k.tuning.empty());
+        EXPECT_FALSE(k.variant.tuning.empty());
         EXPECT_EQ(k.targets.find(','), std::string::npos) << "a tuned kernel has one target";
         for (int64_t nq : QueryCountsFor(k)) {
             SCOPED_TRACE("Nq=" + std::to_string(nq));
             const std::string served = RunCaseFor(k, nq);
             EXPECT_NE(served, k.name);
-            for (const KernelInfo &other : kernels) {
+            for (const Kernel &other : kernels) {
                 if (other.name == served) EXPECT_TRUE(other.serves_calls) << served;
             }
         }
@@ -118,13 +118,13 @@ std::string KernelForCall(int64_t nq, int64_t nk, int64_t d) {
 // kernel.
 TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
     int long_kernels = 0;
-    for (const KernelInfo &k : AttentionKernels()) {
-        if (k.min_keys == 0 || k.schedule != "cpu_fused" || !k.serves_calls) continue;
+    for (const Kernel &k : AttentionKernels()) {
+        if (k.variant.min_keys == 0 || k.variant.schedule != "cpu_fused" || !k.serves_calls) continue;
         long_kernels++;
         SCOPED_TRACE(k.name);
         const int64_t nq = QueriesBeyondEveryBound(k);
-        EXPECT_NE(KernelForCall(nq, k.min_keys - 1, k.d_k), k.name);
-        EXPECT_EQ(KernelForCall(nq, k.min_keys, k.d_k), k.name);
+        EXPECT_NE(KernelForCall(nq, k.variant.min_keys - 1, k.variant.d_k), k.name);
+        EXPECT_EQ(KernelForCall(nq, k.variant.min_keys, k.variant.d_k), k.name);
     }
     if (long_kernels == 0) GTEST_SKIP() << "this build has no cpu_fused kernel for long sequences";
 }
@@ -135,16 +135,16 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
 // of 128 to 1024 keys divides them.
 TEST(KernelBounds, BlockKernelsMatchTheReferenceWithValuesBeyondTheCache) {
     int block_kernels = 0;
-    for (const KernelInfo &k : AttentionKernels()) {
-        if (!k.serves_calls || k.schedule != "cpu_fused" || k.causal || k.probs ||
-            k.max_queries > 0 || k.min_keys > 0 || k.d_k <= 0 || k.d_k != k.d_v ||
-            (k.heads > 0 && k.heads != 2)) {
+    for (const Kernel &k : AttentionKernels()) {
+        if (!k.serves_calls || k.variant.schedule != "cpu_fused" || k.variant.mask.causal || k.variant.probs ||
+            k.variant.max_queries > 0 || k.variant.min_keys > 0 || k.variant.d_k <= 0 || k.variant.d_k != k.variant.d_v ||
+            (k.variant.heads > 0 && k.variant.heads != 2)) {
             continue;
         }
         block_kernels++;
         SCOPED_TRACE(k.name);
-        const int64_t nk = 2048 * 64 / k.d_v + 301;
-        EXPECT_EQ(KernelForCall(QueriesBeyondEveryBound(), nk, k.d_k), k.name);
+        const int64_t nk = 2048 * 64 / k.variant.d_v + 301;
+        EXPECT_EQ(KernelForCall(QueriesBeyondEveryBound(), nk, k.variant.d_k), k.name);
     }
     if (block_kernels == 0)
         GTEST_SKIP() << "this build has no cpu_fused block kernel of one head dim";
@@ -158,16 +158,16 @@ TEST(KernelBounds, DecodeStepsRunOnTheDecodeKernelOfTheirHeadDim) {
         std::string decode;
         int bound = 0;
         int64_t long_keys = 0;  // The key bound of the head dim's kernel for long sequences.
-        for (const KernelInfo &k : list_kernels()) {
+        for (const Kernel &k : list_kernels()) {
             if (!k.serves_calls) continue;
-            if (k.op == "attention" && k.d_k == d && k.d_v == d) {
-                long_keys = std::max<int64_t>(long_keys, k.min_keys);
+            if (k.variant.op == Op::kAttention && k.variant.d_k == d && k.variant.d_v == d) {
+                long_keys = std::max<int64_t>(long_keys, k.variant.min_keys);
             }
-            if (k.op == "attention" && k.schedule == "cpu_fused" && !k.causal && !k.probs &&
-                k.max_queries > 0 && k.d_k == d && k.d_v == d &&
-                (decode.empty() || k.max_queries < bound)) {
+            if (k.variant.op == Op::kAttention && k.variant.schedule == "cpu_fused" && !k.variant.mask.causal && !k.variant.probs &&
+                k.variant.max_queries > 0 && k.variant.d_k == d && k.variant.d_v == d &&
+                (decode.empty() || k.variant.max_queries < bound)) {
                 decode = k.name;
-                bound = k.max_queries;
+                bound = k.variant.max_queries;
             }
         }
         if (decode.empty()) continue;

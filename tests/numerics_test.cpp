@@ -21,14 +21,14 @@ struct Outputs {
     std::vector<float> out, lse, probs;
 };
 
-class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
+class NonFiniteTest : public ::testing::TestWithParam<Kernel> {
   protected:
     void SetUp() override {
-        const KernelInfo &k = GetParam();
+        const Kernel &k = GetParam();
         ATTNGEN_SKIP_UNLESS_SERVED(k);
-        const int64_t nq = k.max_queries > 0 ? k.max_queries : QueriesBeyondEveryBound(k);
+        const int64_t nq = k.variant.max_queries > 0 ? k.variant.max_queries : QueriesBeyondEveryBound(k);
         c_.shape = ShapeFor(k, nq);
-        c_.causal = k.causal;
+        c_.causal = k.variant.mask.causal;
         // Batch element 1 masks its last 7 keys by its length.
         c_.key_lengths = {c_.shape.nk, c_.shape.nk - 7};
         // Every check compares the kernel with its own run on clean inputs, so the references
@@ -39,7 +39,7 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
 
     Outputs Run(const std::vector<float> &q, const std::vector<float> &k,
                 const std::vector<float> &v) {
-        const KernelInfo &kernel = GetParam();
+        const Kernel &kernel = GetParam();
         AttentionCase c = c_;
         c.q = q;
         c.k = k;
@@ -47,8 +47,8 @@ class NonFiniteTest : public ::testing::TestWithParam<KernelInfo> {
         Outputs o;
         // A finite fill: an element the kernel failed to write must not pass for a NaN result.
         AttentionArgs args =
-            ArgsFor(c, &o.out, &o.lse, kernel.probs ? &o.probs : nullptr, 12345.0f);
-        args.schedule = kernel.schedule;
+            ArgsFor(c, &o.out, &o.lse, kernel.variant.probs ? &o.probs : nullptr, 12345.0f);
+        args.schedule = kernel.variant.schedule;
         CallInfo info;
         Status status = attention(args, &info);
         EXPECT_TRUE(status.ok()) << status.to_string();

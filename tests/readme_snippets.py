@@ -1,15 +1,17 @@
-"""The README's code examples are the code the tests build: every fenced block that follows a
-`<!-- snippet: <path> -->` line must appear, line for line, in that file of the source tree.
+"""The code examples of the README and of docs/ are the code the tests build: every fenced block
+that follows a `<!-- snippet: <path> -->` line must appear, line for line, in that file of the
+source tree. Paths are relative to the source dir; every markdown file given is checked, and at
+least one of them must hold a marker.
 
-    readme_snippets.py <README.md> <source dir>
+    readme_snippets.py <markdown file>... <source dir>
 """
 import re
 import sys
 
 
-def snippets(readme):
-    """Yields (README line number, path, lines of the block) for each marked block."""
-    lines = readme.splitlines()
+def snippets(markdown):
+    """Yields (line number, path, lines of the block) for each marked block."""
+    lines = markdown.splitlines()
     i = 0
     while i < len(lines):
         m = re.fullmatch(r"<!-- snippet: (\S+) -->", lines[i].strip())
@@ -31,27 +33,41 @@ def contains(haystack, needle):
     return any(haystack[k:k + len(needle)] == needle for k in range(len(haystack) - len(needle) + 1))
 
 
-def main():
-    readme_path, source_dir = sys.argv[1], sys.argv[2]
-    with open(readme_path, encoding="utf-8") as f:
-        readme = f.read()
+def check(markdown_path, source_dir):
+    """Returns (markers found, failures) for one markdown file, printing each failure."""
+    with open(markdown_path, encoding="utf-8") as f:
+        markdown = f.read()
     failures = 0
     count = 0
-    for line, path, block in snippets(readme):
+    for line, path, block in snippets(markdown):
         count += 1
         if block is None:
-            print(f"{readme_path}:{line}: a snippet marker must be followed by a fenced block")
+            print(f"{markdown_path}:{line}: a snippet marker must be followed by a fenced block")
             failures += 1
             continue
         with open(f"{source_dir}/{path}", encoding="utf-8") as f:
             source = f.read().splitlines()
         if not contains(source, block):
-            print(f"{readme_path}:{line + 1}: this block is not in {path} as written")
+            print(f"{markdown_path}:{line + 1}: this block is not in {path} as written")
             failures += 1
+    return count, failures
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__.strip().splitlines()[-1].strip())
+        return 2
+    markdown_paths, source_dir = sys.argv[1:-1], sys.argv[-1]
+    failures = 0
+    count = 0
+    for markdown_path in markdown_paths:
+        file_count, file_failures = check(markdown_path, source_dir)
+        count += file_count
+        failures += file_failures
     if count == 0:
-        print(f"{readme_path}: no snippet markers found")
+        print(f"{', '.join(markdown_paths)}: no snippet markers found")
         failures += 1
-    print(f"{count} snippet(s), {failures} failure(s)")
+    print(f"{count} snippet(s) in {len(markdown_paths)} file(s), {failures} failure(s)")
     return 1 if failures else 0
 
 

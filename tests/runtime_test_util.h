@@ -28,15 +28,17 @@ inline std::vector<std::string> TestedSchedules(const std::string &op = "") {
 // Every compiled attention kernel of TestedSchedules(), to instantiate a test for each; mha
 // kernels have no variants beyond schedule and mask, which the schedule-parameterized tests
 // cover.
-inline std::vector<KernelInfo> AttentionKernels() {
-    std::vector<KernelInfo> kernels;
+inline std::vector<Kernel> AttentionKernels() {
+    std::vector<Kernel> kernels;
     for (const auto &k : list_kernels()) {
-        if (k.op == "attention" && !is_autoscheduler_baseline(k.schedule)) kernels.push_back(k);
+        if (k.variant.op == Op::kAttention && !is_autoscheduler_baseline(k.variant.schedule)) {
+            kernels.push_back(k);
+        }
     }
     return kernels;
 }
 
-// Skips a test of kernel k where the dispatch does not pick it (KernelInfo::serves_calls: this CPU
+// Skips a test of kernel k where the dispatch does not pick it (Kernel::serves_calls: this CPU
 // runs none of its targets, or it was tuned on machines of another target). The test list still
 // names it, so that a run under another ATTNGEN_MAX_CPU_ISA or on another machine says what it
 // left out; KernelBounds.KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults checks that such
@@ -55,7 +57,7 @@ inline std::vector<KernelInfo> AttentionKernels() {
 inline int64_t LargestQueryBound() {
     int64_t bound = 0;
     for (const auto &k : list_kernels()) {
-        if (k.serves_calls) bound = std::max<int64_t>(bound, k.max_queries);
+        if (k.serves_calls) bound = std::max<int64_t>(bound, k.variant.max_queries);
     }
     return bound;
 }
@@ -78,18 +80,18 @@ inline int64_t FewestQueriesBeyondEveryBound() {
 }
 
 // Nq for a test call that kernel k, which has no query bound, must serve (as above).
-inline int64_t QueriesBeyondEveryBound(const KernelInfo &k) {
-    return k.min_keys > 0 ? FewestQueriesBeyondEveryBound() : QueriesBeyondEveryBound();
+inline int64_t QueriesBeyondEveryBound(const Kernel &k) {
+    return k.variant.min_keys > 0 ? FewestQueriesBeyondEveryBound() : QueriesBeyondEveryBound();
 }
 
 // The fewest queries for which the dispatch prefers kernel k, which has a query bound: one more
 // than the next tighter bound among the compiled kernels (1 where k's is the tightest), since the
 // tightest bound that fits a call wins.
-inline int64_t FewestQueriesFor(const KernelInfo &k) {
+inline int64_t FewestQueriesFor(const Kernel &k) {
     int64_t below = 0;
     for (const auto &other : list_kernels()) {
-        if (other.serves_calls && other.max_queries > 0 && other.max_queries < k.max_queries) {
-            below = std::max<int64_t>(below, other.max_queries);
+        if (other.serves_calls && other.variant.max_queries > 0 && other.variant.max_queries < k.variant.max_queries) {
+            below = std::max<int64_t>(below, other.variant.max_queries);
         }
     }
     return below + 1;
@@ -103,8 +105,8 @@ inline int64_t KeysFor(int64_t nq) {
 
 // Nk for a test call that kernel k must serve: as above, and for a kernel meant for long
 // sequences (min_keys) 37 keys beyond its bound, which no block of keys divides.
-inline int64_t KeysFor(const KernelInfo &k, int64_t nq) {
-    return k.min_keys > 0 ? std::max<int64_t>(KeysFor(nq), k.min_keys + 37) : KeysFor(nq);
+inline int64_t KeysFor(const Kernel &k, int64_t nq) {
+    return k.variant.min_keys > 0 ? std::max<int64_t>(KeysFor(nq), k.variant.min_keys + 37) : KeysFor(nq);
 }
 
 // The shape of a test call that kernel k must serve with nq queries: two batch elements (the
@@ -112,14 +114,14 @@ inline int64_t KeysFor(const KernelInfo &k, int64_t nq) {
 // heads sharing 2 key/value heads, its head dims or 24 and 20. A kernel for long sequences gets 2
 // query heads sharing one: its calls have over 8000 keys, and at 4 heads the fp64 and fp32
 // references made each such test take 20-50 s under the sanitizers.
-inline reference::AttentionShape ShapeFor(const KernelInfo &k, int64_t nq) {
-    const bool long_keys = k.min_keys > 0;
-    const int64_t heads = k.heads > 0 ? k.heads : (long_keys ? 2 : 4);
-    const int64_t kv_heads = k.kv_heads > 0 ? k.kv_heads : (long_keys ? 1 : 2);
-    return {2, heads, kv_heads, nq, KeysFor(k, nq), k.d_k > 0 ? k.d_k : 24, k.d_v > 0 ? k.d_v : 20};
+inline reference::AttentionShape ShapeFor(const Kernel &k, int64_t nq) {
+    const bool long_keys = k.variant.min_keys > 0;
+    const int64_t heads = k.variant.heads > 0 ? k.variant.heads : (long_keys ? 2 : 4);
+    const int64_t kv_heads = k.variant.kv_heads > 0 ? k.variant.kv_heads : (long_keys ? 1 : 2);
+    return {2, heads, kv_heads, nq, KeysFor(k, nq), k.variant.d_k > 0 ? k.variant.d_k : 24, k.variant.d_v > 0 ? k.variant.d_v : 20};
 }
 
-inline std::string KernelName(const ::testing::TestParamInfo<KernelInfo> &info) {
+inline std::string KernelName(const ::testing::TestParamInfo<Kernel> &info) {
     return info.param.name;
 }
 

@@ -110,7 +110,8 @@ void CheckScores(const StageKernel &kernel, const reference::AttentionShape &s, 
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
             for (int i = 0; i < Nq; i++)
-                for (int j = reference::key_end(s, lengths64, causal, b, i); j < Nk; j++) {
+                for (int j = 0; j < Nk; j++) {
+                    if (reference::allowed(s, lengths64, MaskSpec{causal}, b, i, j)) continue;
                     s64[((b * H + h) * Nq + i) * Nk + j] = -INFINITY;
                     s32[((b * H + h) * Nq + i) * Nk + j] = -INFINITY;
                 }
@@ -171,13 +172,25 @@ void ReferenceSoftmax(const reference::AttentionShape &s, const std::vector<int6
         for (int64_t h = 0; h < s.heads; h++)
             for (int64_t i = 0; i < s.nq; i++) {
                 const int64_t row = (b * s.heads + h) * s.nq + i;
-                const int64_t end = reference::key_end(s, lengths, causal, b, i);
-                if (end == 0) continue;
+                auto allowed = [&](int64_t j) {
+                    return reference::allowed(s, lengths, MaskSpec{causal}, b, i, j);
+                };
                 T max = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < end; j++) max = std::max<T>(max, scores[row * s.nk + j]);
-                for (int64_t j = 0; j < end; j++) sum += std::exp(T(scores[row * s.nk + j]) - max);
-                for (int64_t j = 0; j < end; j++)
-                    (*probs)[row * s.nk + j] = std::exp(T(scores[row * s.nk + j]) - max) / sum;
+                int64_t count = 0;
+                for (int64_t j = 0; j < s.nk; j++) {
+                    if (!allowed(j)) continue;
+                    count++;
+                    max = std::max<T>(max, scores[row * s.nk + j]);
+                }
+                if (count == 0) continue;
+                for (int64_t j = 0; j < s.nk; j++) {
+                    if (allowed(j)) sum += std::exp(T(scores[row * s.nk + j]) - max);
+                }
+                for (int64_t j = 0; j < s.nk; j++) {
+                    if (allowed(j)) {
+                        (*probs)[row * s.nk + j] = std::exp(T(scores[row * s.nk + j]) - max) / sum;
+                    }
+                }
                 (*lse)[row] = max + std::log(sum);
             }
 }
@@ -322,8 +335,10 @@ TEST_P(StageTest, WeightedSumMatchesReferenceOverAllowedKeys) {
                         for (int e = 0; e < d_v; e++) {
                             double acc = 0;
                             float acc32 = 0;
-                            for (int j = 0; j < reference::key_end(s, lengths64, causal, b, i);
-                                 j++) {
+                            for (int j = 0; j < Nk; j++) {
+                                if (!reference::allowed(s, lengths64, MaskSpec{causal}, b, i, j)) {
+                                    continue;
+                                }
                                 float pj = p[((b * H + h) * Nq + i) * Nk + j];
                                 float vj = v[((b * G + h / (H / G)) * Nk + j) * d_v + e];
                                 acc += double(pj) * vj;
@@ -360,8 +375,8 @@ TEST_P(StageTest, KernelErrorIsReportedNotFatal) {
 
 std::vector<std::string> StageSchedules() {
     std::set<std::string> names;
-    for (std::size_t n = 0; n < stage_kernels::kNumStageKernels; n++) {
-        names.insert(stage_kernels::kStageKernels[n].schedule);
+    for (const StageKernel &k : stage_kernels::all()) {
+        names.insert(k.schedule());
     }
     return {names.begin(), names.end()};
 }

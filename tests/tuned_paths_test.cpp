@@ -22,6 +22,14 @@
 namespace attngen::tuner {
 namespace {
 
+// Schedule parameters from "name=value,..."; a malformed text fails the test.
+std::map<std::string, int> Tuning(const std::string &text) {
+    std::map<std::string, int> tuning;
+    const Status parsed = parse_tuning(text, &tuning);
+    EXPECT_TRUE(parsed.ok()) << parsed.to_string();
+    return tuning;
+}
+
 struct PathCase {
     std::string params;  // The candidate's parameters, as in a tuning database.
     int max_queries;     // The bucket's query bound (0: any).
@@ -58,14 +66,14 @@ class TunedPathTest : public ::testing::TestWithParam<PathCase> {};
 
 TEST_P(TunedPathTest, MatchesReferenceAcrossTileEdges) {
     const PathCase &p = GetParam();
-    Bucket bucket;
+    Variant bucket;
     bucket.max_queries = p.max_queries;
     bucket.d_k = bucket.d_v = p.head_dim;
-    const Candidate candidate{"cpu_fused", schedules::parse_params(p.params)};
+    const Candidate candidate{"cpu_fused", Tuning(p.params)};
     TuneShape estimate;
     estimate.nq = 64;
     estimate.nk = 512;
-    JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
+    JitAttention kernel(candidate.in(bucket), Halide::get_host_target(), estimate);
 
     // Query counts around the vector widths (4, 8, 16) and the query group (up to 64), key counts
     // around the key blocks (256 to 1024) and none a multiple of a tile; head dims below and
@@ -118,14 +126,14 @@ TEST(CpuFusedSearchSpace, OffersEachPathWithItsDefaultsAsAStartingPoint) {
     for (bool causal : {false, true}) {
         schedules::Context ctx;
         ctx.target = Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
-        ctx.max_queries = 64;
-        ctx.causal = causal;
+        ctx.variant.max_queries = 64;
+        ctx.variant.mask.causal = causal;
         const schedules::SearchSpace space =
             schedules::find_schedule("cpu_fused")->attention_search_space(ctx);
         std::vector<std::string> paths;
         for (const auto &point : space.starting_points) {
             const std::map<std::string, int> values = space.with_defaults(point);
-            SCOPED_TRACE(schedules::format_params(values));
+            SCOPED_TRACE(format_tuning(values));
             EXPECT_EQ(space.check(values, ctx), "");
             EXPECT_EQ(space.canonical(values), values);
             paths.push_back(point.count("key_block") != 0       ? "key_block"
@@ -155,18 +163,18 @@ TEST(CpuFusedSearchSpace, DefaultTilesFollowTheValueHeadDimAndTheRegisters) {
     ctx.target = Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
     for (const auto &[d_v, expected] :
          std::vector<std::pair<int, int>>{{64, 1}, {128, 1}, {256, 1}, {80, 0}, {96, 0}, {0, 0}}) {
-        ctx.d_v = d_v;
+        ctx.variant.d_v = d_v;
         EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), expected)
             << "d_v " << d_v;
     }
-    ctx.causal = true;
-    ctx.d_v = 64;
+    ctx.variant.mask.causal = true;
+    ctx.variant.d_v = 64;
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), -1);
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "value_tile"), 8);
     ctx.target = Halide::Target("x86-64-linux-avx-avx2-f16c-fma-sse41");
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "value_tile"), 4);
-    ctx.causal = false;
-    ctx.d_v = 80;  // Two 8-lane vectors of features divide 80.
+    ctx.variant.mask.causal = false;
+    ctx.variant.d_v = 80;  // Two 8-lane vectors of features divide 80.
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), 1);
 }
 
@@ -184,8 +192,8 @@ TEST(ScheduleParams, TunedTilesThatDoNotFitTheTargetTakeItsDefaults) {
                      const Values &expected) {
         schedules::Context ctx;
         ctx.target = target;
-        ctx.d_v = 256;
-        ctx.params = schedules::parse_params(tuned);
+        ctx.variant.d_v = 256;
+        ctx.params = Tuning(tuned);
         const Values all = schedules::find_schedule(schedule)->attention_params(ctx);
         Values got;
         for (const auto &entry : expected) got[entry.first] = all.at(entry.first);
@@ -263,14 +271,14 @@ TEST(CudaSearchSpace, EveryAcceptedValueCompilesAndTheRestAreRefused) {
           Case{"cuda_tiled", 0, false, ""}}) {
         schedules::Context ctx;
         ctx.target = target;
-        ctx.max_queries = c.max_queries;
-        ctx.causal = c.causal;
+        ctx.variant.max_queries = c.max_queries;
+        ctx.variant.mask.causal = c.causal;
         const schedules::SearchSpace space =
             schedules::find_schedule(c.schedule)->attention_search_space(ctx);
         ASSERT_FALSE(space.params.empty()) << c.schedule;
-        Bucket bucket;
+        Variant bucket;
         bucket.max_queries = c.max_queries;
-        bucket.causal = c.causal;
+        bucket.mask.causal = c.causal;
         bucket.d_k = bucket.d_v = 64;
         int accepted = 0, refused = 0;
         for (const auto &param : space.params) {
@@ -282,9 +290,9 @@ TEST(CudaSearchSpace, EveryAcceptedValueCompilesAndTheRestAreRefused) {
                     continue;  // The same kernel as the defaults.
                 }
                 const std::string reason = space.check(values, ctx);
-                SCOPED_TRACE(c.schedule + " " + schedules::format_params(values));
+                SCOPED_TRACE(c.schedule + " " + format_tuning(values));
                 try {
-                    JitAttention kernel(bucket, Candidate{c.schedule, values}, target, estimate);
+                    JitAttention kernel(Candidate{c.schedule, values}.in(bucket), target, estimate);
                     EXPECT_EQ(reason, "");
                     accepted++;
                 } catch (const Halide::Error &e) {
@@ -304,10 +312,10 @@ TEST(CudaSearchSpace, EveryAcceptedValueCompilesAndTheRestAreRefused) {
 // groups as its GPU kernel, in the register tiles of cpu_fused's key-block path, so a tuned layout
 // must give the reference's results there too.
 TEST(CudaFusedCpuEntry, TunedLayoutMatchesReference) {
-    Bucket bucket;
-    const Candidate candidate{"cuda_fused", schedules::parse_params("key_block=16,query_group=64")};
+    Variant bucket;
+    const Candidate candidate{"cuda_fused", Tuning("key_block=16,query_group=64")};
     TuneShape estimate;
-    JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
+    JitAttention kernel(candidate.in(bucket), Halide::get_host_target(), estimate);
     for (int64_t nq : {1, 17, 70}) {
         for (int64_t nk : {9, 100}) {
             const TuneShape s = check_shape(nq, nk, 24, 20);
@@ -321,11 +329,11 @@ TEST(CudaFusedCpuEntry, TunedLayoutMatchesReference) {
 // multiple of the value rows of cpu_fused's tiles) and its keys are split 16 ways; the CPU entry
 // walks the same groups and splits.
 TEST(CudaFusedCpuEntry, DecodeGroupsOfThreeQueriesMatchReference) {
-    Bucket bucket;
+    Variant bucket;
     bucket.max_queries = 3;
     const Candidate candidate{"cuda_fused", {}};
     TuneShape estimate;
-    JitAttention kernel(bucket, candidate, Halide::get_host_target(), estimate);
+    JitAttention kernel(candidate.in(bucket), Halide::get_host_target(), estimate);
     for (int64_t nq : {1, 3}) {
         for (int64_t nk : {5, 600}) {
             const TuneShape s = check_shape(nq, nk, 24, 20);

@@ -47,10 +47,10 @@ TEST(JitAttention, CandidatesRunOnTheRuntimesThreadPool) {
     if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: workers never spin";
     detail::set_pool_threads(2);
     detail::set_pool_spin_microseconds(400000);
-    Bucket bucket;
+    Variant bucket;
     bucket.d_k = bucket.d_v = 64;
     TuneShape estimate;
-    JitAttention kernel(bucket, Candidate{"cpu_fused", {}}, Halide::get_host_target(), estimate);
+    JitAttention kernel(Candidate{"cpu_fused", {}}.in(bucket), Halide::get_host_target(), estimate);
     // Two batch elements of 4 heads, 64 queries: 16 parallel tasks.
     Halide::Buffer<float> q(64, 64, 4, 2), out(64, 64, 4, 2), lse(64, 4, 2);
     q.fill(0.5f);

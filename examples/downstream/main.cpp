@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "attngen/attngen.h"
-#include "cross_dk64_dv32_descriptor.h"
-#include "encoder_d256_tuned_descriptor.h"
-#include "gqa_causal_d96_descriptor.h"
+#include "cross_dk64_dv32_kernel.h"
+#include "encoder_d256_tuned_kernel.h"
+#include "gqa_causal_d96_kernel.h"
 #include "reference.h"
 
 namespace {
@@ -36,7 +36,7 @@ bool close(const char *what, const std::vector<float> &got, const std::vector<do
 }
 
 // One call of a generated kernel through attngen::attention, checked against the reference.
-bool run_case(const char *label, const attngen::KernelDescriptor &kernel, const Shape &s,
+bool run_case(const char *label, const attngen::Kernel &kernel, const Shape &s,
               bool causal, const std::vector<int32_t> &key_lengths) {
     const auto q = random_values(s.batch * s.heads * s.nq * s.d_k, 1);
     const auto k = random_values(s.batch * s.kv_heads * s.nk * s.d_k, 2);
@@ -70,9 +70,9 @@ bool run_case(const char *label, const attngen::KernelDescriptor &kernel, const 
 
 int main() {
     bool ok = true;
-    const attngen::KernelDescriptor gqa = gqa_causal_d96_descriptor();
-    const attngen::KernelDescriptor cross = cross_dk64_dv32_descriptor();
-    const attngen::KernelDescriptor encoder = encoder_d256_tuned_descriptor();
+    const attngen::Kernel gqa = gqa_causal_d96_kernel();
+    const attngen::Kernel cross = cross_dk64_dv32_kernel();
+    const attngen::Kernel encoder = encoder_d256_tuned_kernel();
 
     // Causal grouped-query self-attention, then a decode-like call with fewer queries than keys
     // (the mask is aligned bottom-right) and padded keys.

@@ -18,22 +18,19 @@ Func for_query_heads(const Func &kv, const AttentionShape &shape, const std::str
     return mapped;
 }
 
-AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v,
-                                const Func &key_lengths, const AttentionShape &shape,
-                                const Expr &scale, bool causal) {
+AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v, const KeyMask &mask,
+                                const AttentionShape &shape, const Expr &scale) {
     AttentionFuncs f;
     f.q = q;
     f.k = k;
     f.v = v;
-    f.causal = causal;
     f.shape = shape;
-    f.key_lengths = key_lengths;
-    f.mask = define_key_mask(key_lengths, shape.nq, shape.nk, causal);
+    f.mask = mask;
     f.k_for_head = for_query_heads(k, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
     // The scores are kept in base 2 (softmax.h): log2(e) joins the scale, so no score is
     // multiplied twice. They are left unmasked (scores.h): the softmax visits allowed keys only.
-    f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask.end,
+    f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask,
                              /*masked=*/false);
     f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask, 1.0f);
     f.weighted_sum =

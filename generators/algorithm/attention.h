@@ -1,4 +1,4 @@
-// The composed attention algorithm: scores, softmax and weighted sum (DESIGN.md section 1).
+// The composed attention algorithm: scores, softmax and weighted sum (docs/design.md section 1).
 //
 // Inputs are q(d, i, h, b) with H query heads, and k(d, j, g, b), v(e, j, g, b) with H_kv key and
 // value heads; query head h reads key/value head h / (H / H_kv) (grouped-query attention, and
@@ -26,8 +26,7 @@ struct AttentionShape {
 struct AttentionFuncs {
     Halide::Func q, k, v;                 // The inputs; k and v indexed by key/value head.
     Halide::Func k_for_head, v_for_head;  // k and v indexed by query head.
-    Halide::Func key_lengths;             // key_lengths(b).
-    KeyMask mask;                         // See mask.h.
+    KeyMask mask;                         // The allowed keys (mask.h).
     ScoresFuncs scores;
     SoftmaxFuncs softmax;
     WeightedSumFuncs weighted_sum;
@@ -35,7 +34,6 @@ struct AttentionFuncs {
     Halide::Func lse;      // lse(i, h, b), the log-sum-exp of each row.
     Halide::Func probs;    // probs(j, i, h, b), the probabilities P.
     AttentionShape shape;  // For schedules that specialize on extents.
-    bool causal = false;
 };
 
 // Maps a tensor indexed by key/value head to one indexed by query head.
@@ -43,7 +41,7 @@ Halide::Func for_query_heads(const Halide::Func &kv, const AttentionShape &shape
                              const std::string &name);
 
 AttentionFuncs define_attention(const Halide::Func &q, const Halide::Func &k, const Halide::Func &v,
-                                const Halide::Func &key_lengths, const AttentionShape &shape,
-                                const Halide::Expr &scale, bool causal);
+                                const KeyMask &mask, const AttentionShape &shape,
+                                const Halide::Expr &scale);
 
 }  // namespace attngen::algorithm

@@ -1,19 +1,20 @@
-// Which keys a query may attend to.
+// Which keys a query may attend to: the one place where a mask spec (attngen/variant.h) becomes
+// Halide. Both formulations of attention, the composed stages and the online softmax, read the
+// allowed keys from a KeyMask and nothing else.
 //
-// Both masks that attngen supports keep a prefix of the keys: key padding allows keys
-// [0, key_lengths(b)), and causal attention, aligned bottom-right (DESIGN.md section 1), allows
-// query i to see key j iff j <= i + (Nk - Nq). Their intersection is again a prefix, so a single
-// number per (query, batch element) describes the mask: the end of the allowed prefix. Every
-// reduction over keys runs over allowed keys only, which lets Halide trim the loops (causal
-// attention skips masked keys entirely) and guarantees that a masked key's data, even NaN, never
-// reaches an output.
+// The allowed keys of query i in batch element b are the keys of a range [begin(i, b), end(i, b))
+// for which a per-key predicate allowed(j, i, b) holds, where the mask kind needs one. Key padding
+// ends every range at key_lengths(b); causal attention, aligned bottom-right (docs/design.md
+// section 1), ends query i's range after key i + (Nk - Nq). Every reduction over keys runs over
+// allowed keys only, which lets Halide trim the loops (causal attention skips masked keys
+// entirely) and guarantees that a masked key's data, even NaN, never reaches an output.
 //
-// Causal masks are processed in aligned groups of kCausalGroup queries. Each reduction over keys
-// is written as two parts with the same result: a dense part over the keys that every query of
-// the group may see, whose bound is the same for all of the group's queries, and a band of at
-// most kCausalGroup keys after it, masked per query. A schedule that vectorizes across queries
-// then runs the dense part, nearly all of the work, with plain loop bounds and no per-lane
-// masks, as long as its blocks of queries divide the group.
+// Masks whose range varies by query are processed in aligned groups of kCausalGroup queries.
+// Each reduction over keys is written as parts with the same result: a dense part over the keys
+// that every query of the group may see, whose bounds are the same for all of the group's
+// queries, and bands of at most kCausalGroup keys before and after it, masked per query. A
+// schedule that vectorizes across queries then runs the dense part, nearly all of the work, with
+// plain loop bounds and no per-lane masks, as long as its blocks of queries divide the group.
 #pragma once
 
 #include <functional>
@@ -22,39 +23,66 @@
 #include <vector>
 
 #include "Halide.h"
+#include "attngen/variant.h"
 
 namespace attngen::algorithm {
 
-// Queries per causal group. 32 is a multiple of the default query block on every target (two
-// AVX-512 vectors; the tuner tries only causal blocks that divide it), and small next to typical
-// key counts, so the band costs a few percent.
+// Queries per group of a mask that varies by query. 32 is a multiple of the default query block on
+// every target (two AVX-512 vectors; the tuner tries only blocks that divide it), and small next
+// to typical key counts, so the bands cost a few percent.
 constexpr int kCausalGroup = 32;
 
+// The allowed keys. Contract of every mask definition: begin and end do not decrease with i (the
+// online formulation bounds a group's walk by its first query's begin and its last query's end),
+// begin <= dense_begin <= dense_end <= end for every query of a group, and the bands
+// [begin, dense_begin) and [dense_end, end) hold at most kCausalGroup keys each.
 struct KeyMask {
-    // end(i, b): the allowed keys of query i in batch element b are [0, end(i, b)).
+    MaskSpec spec;
+    // end(i, b): the allowed keys end before end(i, b).
     Halide::Func end;
-    // dense_end(i, b) <= end(i, b): keys [0, dense_end(i, b)) are allowed for every query of the
-    // aligned group of kCausalGroup queries that contains i. Equal to end without causality.
-    Halide::Func dense_end;
-    bool causal = false;
+    // begin(i, b): they start at begin(i, b); undefined where every range starts at key 0 (no
+    // mask kind bounds keys from below yet), which keeps such kernels free of the test.
+    Halide::Func begin;
+    // [dense_begin, dense_end): the keys of every query of i's aligned group of kCausalGroup
+    // queries. Equal to begin and end where the mask does not vary by query (dense_begin is then
+    // undefined with begin).
+    Halide::Func dense_begin, dense_end;
+    // allowed(j, i, b): the per-key test within the range; undefined where the range says it all.
+    Halide::Func allowed;
+
+    // Whether the range varies by query, so that reductions get bands besides the dense part.
+    bool has_band() const { return spec.varies_by_query(); }
+    // begin(i, b), or 0 where undefined.
+    Halide::Expr begin_at(const Halide::Expr &i, const Halide::Expr &b) const;
+    // Whether key j is allowed for query i: in the range and, where defined, allowed.
+    Halide::Expr allows(const Halide::Expr &j, const Halide::Expr &i, const Halide::Expr &b) const;
+    // The defined Funcs, for schedules that compute them once (compute_root).
+    std::vector<Halide::Func> funcs() const;
+    void compute_root() const;
 };
 
-// key_lengths(b) is clamped to [0, nk] so that a bad length cannot make the kernel read out of
-// bounds; the runtime rejects such lengths before a kernel runs.
-KeyMask define_key_mask(const Halide::Func &key_lengths, const Halide::Expr &nq,
-                        const Halide::Expr &nk, bool causal);
+// The mask of a spec. key_lengths(b) is clamped to [0, nk] so that a bad length cannot make the
+// kernel read out of bounds; the runtime rejects such lengths before a kernel runs.
+KeyMask define_key_mask(const MaskSpec &spec, const Halide::Func &key_lengths,
+                        const Halide::Expr &nq, const Halide::Expr &nk);
+
+// The reduction domains of a reduction over the allowed keys: the dense part, and the bands after
+// and before it (undefined where the mask has no such band).
+struct KeyReduction {
+    Halide::RDom dense, band, lower_band;
+};
 
 // Adds the update definitions that fold value(key) into f over the allowed keys of each query:
-// f(args) = combine(f(args), value(key)). args must contain the Vars i and b of dims().
-// Returns the two reduction domains (dense, band); band is undefined without causality.
-std::pair<Halide::RDom, Halide::RDom> reduce_over_keys(
-    Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
-    const Halide::Expr &nk, const std::function<Halide::Expr(Halide::Expr)> &value,
-    const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
-    const std::string &name);
+// f(args) = combine(f(args), value(key)), one update per part (dense, then band, then lower
+// band). args must contain the Vars i and b of dims().
+KeyReduction reduce_over_keys(Halide::Func f, const std::vector<Halide::Expr> &args,
+                              const KeyMask &mask, const Halide::Expr &nk,
+                              const std::function<Halide::Expr(Halide::Expr)> &value,
+                              const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
+                              const std::string &name);
 
 // reduce_over_keys for a Func of several values: f(args) = combine(f(args), value(key)).
-std::pair<Halide::RDom, Halide::RDom> reduce_tuple_over_keys(
+KeyReduction reduce_tuple_over_keys(
     Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
     const Halide::Expr &nk, const std::function<Halide::Tuple(Halide::Expr)> &value,
     const std::function<Halide::Tuple(const Halide::Tuple &, const Halide::Tuple &)> &combine,

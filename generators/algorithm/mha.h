@@ -1,5 +1,5 @@
 // The multi-head attention layer: projections, attention per head, and the output projection
-// (DESIGN.md section 1).
+// (docs/design.md section 1).
 //
 // x(c, i, b) is [B, Nq, d_model], memory(c, j, b) is [B, Nk, d_mem] (memory = x for
 // self-attention). Head h uses columns h*d_k .. (h+1)*d_k of X W_Q, and the head outputs are
@@ -32,7 +32,6 @@ struct MhaFuncs {
 };
 
 MhaFuncs define_mha(const Halide::Func &x, const Halide::Func &memory, const MhaWeights &weights,
-                    const Halide::Func &key_lengths, const MhaShape &shape,
-                    const Halide::Expr &scale, bool causal);
+                    const KeyMask &mask, const MhaShape &shape, const Halide::Expr &scale);
 
 }  // namespace attngen::algorithm

@@ -14,9 +14,9 @@ using Halide::Tuple;
 using Halide::Var;
 
 OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const Func &v,
-                                             const Func &key_lengths, const AttentionShape &shape,
-                                             const Expr &scale, bool causal, int key_block,
-                                             int query_group, int key_splits) {
+                                             const KeyMask &mask, const AttentionShape &shape,
+                                             const Expr &scale, int key_block, int query_group,
+                                             int key_splits) {
     const Dims &x = dims();
     const Var t("t");
     const int T = key_block;
@@ -25,11 +25,9 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.q = q;
     f.k = k;
     f.v = v;
-    f.key_lengths = key_lengths;
     f.key_block = T;
     f.shape = shape;
-    f.causal = causal;
-    f.mask = define_key_mask(key_lengths, shape.nq, shape.nk, causal);
+    f.mask = mask;
     f.k_for_head = for_query_heads(k, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
     // Query rows past Nq read the last query: a schedule may then compute whole groups of rows
@@ -40,7 +38,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     const Expr scale_base_two = base_two_scale(scale);
     // Unmasked (scores.h): every reduction below visits allowed keys only, and the probabilities
     // select their own zeros.
-    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale_base_two, f.mask.end,
+    f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale_base_two, f.mask,
                              /*masked=*/false);
     const Func &s = f.scores.scores;
     const Expr end = f.mask.end(x.i, x.b);
@@ -50,7 +48,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // inference, which ignores predicates, that no key past nk is read.
     auto block_rdom = [&](const std::string &name) {
         RDom r(0, T, name);
-        r.where(t * T + r < end);
+        r.where(f.mask.allows(t * T + r, x.i, x.b));
         return r;
     };
     auto key_of = [&](const RDom &r) { return Halide::min(t * T + r, shape.nk - 1); };
@@ -92,6 +90,16 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.key_splits = key_splits;
     f.group_end = Func("group_end");
     f.group_end(g, x.b) = f.mask.end(group_last, x.b);
+    if (f.mask.begin.defined()) {
+        f.group_begin = Func("group_begin");
+        f.group_begin(g, x.b) = f.mask.begin(g * G, x.b);
+    }
+    // A block is walked if it starts before the group's last allowed key and ends after its first.
+    auto walks = [&](const Expr &block) {
+        const Expr starts_before_end = block * T < f.group_end(g, x.b);
+        if (!f.group_begin.defined()) return starts_before_end;
+        return starts_before_end && (block + 1) * T > f.group_begin(g, x.b);
+    };
     // Folds a partial result (its maximum, sum and weighted values) into a running state.
     auto merge = [&](const Tuple &state, const Expr &bm, const Expr &bl, const Expr &bacc) {
         const Expr m = state[0], l = state[1], acc = state[2];
@@ -105,7 +113,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.running_grouped(x.e, ii, g, x.h, x.b) = empty;
     if (key_splits <= 1) {
         f.blocks = RDom(0, num_blocks, "blocks");
-        f.blocks.where(f.blocks * T < f.group_end(g, x.b));
+        f.blocks.where(walks(f.blocks));
         f.running_grouped(x.e, ii, g, x.h, x.b) =
             merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(f.blocks, row, x.h, x.b),
                   f.block_sum(f.blocks, row, x.h, x.b), f.block_acc(x.e, f.blocks, row, x.h, x.b));
@@ -116,7 +124,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         const Expr blocks_per_split = (num_blocks + key_splits - 1) / key_splits;
         f.blocks = RDom(0, blocks_per_split, "blocks");
         const Expr block = c * blocks_per_split + f.blocks;
-        f.blocks.where(block * T < f.group_end(g, x.b));
+        f.blocks.where(walks(block));
         f.split_state = Func("split_state");
         f.split_state(x.e, ii, c, g, x.h, x.b) = empty;
         f.split_state(x.e, ii, c, g, x.h, x.b) =
@@ -130,7 +138,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.running = Func("running");
     f.running(x.e, x.i, x.h, x.b) = f.running_grouped(x.e, x.i % G, x.i / G, x.h, x.b);
 
-    const Expr empty_row = end <= 0;
+    const Expr empty_row = end <= f.mask.begin_at(x.i, x.b);
     const Expr l = f.running(x.e, x.i, x.h, x.b)[1];
     f.out = Func("out");
     f.out(x.e, x.i, x.h, x.b) =
@@ -145,10 +153,10 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // The probabilities recompute the scores: the merge's scores live only inside a key block.
     // p = 2^(y - lse log2(e)); the exponent is at most a rounding error above 0.
     f.probs_scores = define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k,
-                                   scale_base_two, f.mask.end, /*masked=*/false);
+                                   scale_base_two, f.mask, /*masked=*/false);
     f.probs = Func("probs");
     f.probs(x.j, x.i, x.h, x.b) = Halide::select(
-        x.j < end,
+        f.mask.allows(x.j, x.i, x.b),
         exp2_nonpositive(f.probs_scores.scores(x.j, x.i, x.h, x.b) - f.lse(x.i, x.h, x.b) * kLog2e),
         0.0f);
     return f;

@@ -23,8 +23,7 @@ namespace attngen::algorithm {
 struct OnlineAttentionFuncs {
     Halide::Func q, k, v;                 // The inputs; k and v indexed by key/value head.
     Halide::Func k_for_head, v_for_head;  // k and v indexed by query head.
-    Halide::Func key_lengths;
-    KeyMask mask;
+    KeyMask mask;                         // The allowed keys (mask.h).
     ScoresFuncs scores;
     int key_block = 0;           // T, keys per block.
     Halide::Func block_max;      // block_max(t, i, h, b) = bm_t.
@@ -33,7 +32,9 @@ struct OnlineAttentionFuncs {
     Halide::Func block_acc;      // block_acc(e, t, i, h, b) = bacc_t.
     int query_group = 0;         // G, queries that walk the key blocks together.
     int key_splits = 1;          // S, runs of key blocks merged separately, then together.
-    Halide::Func group_end;      // group_end(g, b): allowed keys of group g's last query.
+    // group_begin(g, b), group_end(g, b): the allowed keys of group g lie between its first
+    // query's begin and its last query's end (mask.h: neither decreases with the query).
+    Halide::Func group_begin, group_end;
     // running_grouped(e, ii, g, h, b) = Tuple(m, l, acc) of query g * G + ii, merged over the
     // blocks t; running(e, i, h, b) is the same indexed by query.
     Halide::Func running_grouped, running;
@@ -48,7 +49,6 @@ struct OnlineAttentionFuncs {
     Halide::Func lse;          // lse(i, h, b).
     Halide::Func probs;        // probs(j, i, h, b) = e^(s_j - lse), 0 where masked.
     AttentionShape shape;
-    bool causal = false;
 };
 
 // key_block: keys per block; query_group: queries per group (a divisor or multiple of the
@@ -56,9 +56,8 @@ struct OnlineAttentionFuncs {
 // schedule can compute in parallel (decode steps). All three are a schedule's choices, fixed
 // when the kernel is generated.
 OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
-                                             const Halide::Func &v, const Halide::Func &key_lengths,
+                                             const Halide::Func &v, const KeyMask &mask,
                                              const AttentionShape &shape, const Halide::Expr &scale,
-                                             bool causal, int key_block, int query_group,
-                                             int key_splits);
+                                             int key_block, int query_group, int key_splits);
 
 }  // namespace attngen::algorithm

@@ -17,8 +17,11 @@ struct ProjectionFuncs {
     Halide::RDom c;        // The reduction over input features.
 };
 
+// The Funcs are named prefix + "product" and prefix + "y", or output_name for y where given: a
+// pipeline's outputs are named after the generator's (the runtime passes them by name).
 ProjectionFuncs define_projection(const Halide::Func &x, const Halide::Func &w,
                                   const Halide::Func &bias, const Halide::Expr &d_in,
-                                  const std::string &prefix = "");
+                                  const std::string &prefix = "",
+                                  const std::string &output_name = "");
 
 }  // namespace attngen::algorithm

@@ -10,7 +10,7 @@ using Halide::Func;
 using Halide::RDom;
 
 ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const Expr &scale,
-                          const Func &key_end, bool masked) {
+                          const KeyMask &mask, bool masked) {
     const Dims &v = dims();
     ScoresFuncs f;
     f.q = q;
@@ -22,7 +22,7 @@ ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const E
     f.scores = Func("scores");
     const Expr scaled = f.dot(v.j, v.i, v.h, v.b) * scale;
     f.scores(v.j, v.i, v.h, v.b) =
-        masked ? Halide::select(v.j < key_end(v.i, v.b), scaled, masked_score()) : scaled;
+        masked ? Halide::select(mask.allows(v.j, v.i, v.b), scaled, masked_score()) : scaled;
     return f;
 }
 

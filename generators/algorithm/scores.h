@@ -2,10 +2,11 @@
 //
 // q(d, i, h, b) and k(d, j, h, b) are indexed by the query head h: grouped-query attention maps
 // query heads to shared key heads before this stage (see attention.h). Masked entries are -inf,
-// the additive mask of DESIGN.md section 1.
+// the additive mask of docs/design.md section 1.
 #pragma once
 
 #include "Halide.h"
+#include "mask.h"
 
 namespace attngen::algorithm {
 
@@ -22,7 +23,6 @@ struct ScoresFuncs {
 // per score for nothing, and it split cpu_fused's weights loop around a branch on the key
 // bound.
 ScoresFuncs define_scores(const Halide::Func &q, const Halide::Func &k, const Halide::Expr &d_k,
-                          const Halide::Expr &scale, const Halide::Func &key_end,
-                          bool masked = true);
+                          const Halide::Expr &scale, const KeyMask &mask, bool masked = true);
 
 }  // namespace attngen::algorithm

@@ -1,7 +1,6 @@
 #include "softmax.h"
 
 #include <limits>
-#include <tuple>
 
 #include "dims.h"
 #include "numerics.h"
@@ -15,8 +14,7 @@ using Halide::RDom;
 SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &mask,
                             const Expr &to_base_two) {
     const Dims &v = dims();
-    const Func &key_end = mask.end;
-    const Expr empty_row = key_end(v.i, v.b) <= 0;
+    const Expr empty_row = mask.end(v.i, v.b) <= mask.begin_at(v.i, v.b);
     const std::vector<Expr> row{v.i, v.h, v.b};
     SoftmaxFuncs f;
     f.scores = scores;
@@ -32,7 +30,7 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
     // integer operations per vector in a pass that waits on memory more than on arithmetic,
     // and the exponentials need no NaN guard of their own.
     f.row_max(row) = Halide::Tuple(std::numeric_limits<float>::lowest(), Expr(uint32_t{0}));
-    std::tie(f.max_keys, f.max_band) = reduce_tuple_over_keys(
+    KeyReduction max_keys = reduce_tuple_over_keys(
         f.row_max, row, mask, nk,
         [&](Expr key) {
             // Strict, so that LLVM cannot assume that the score whose bits are tested is not NaN.
@@ -43,6 +41,9 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
             return Halide::Tuple(Halide::max(a[0], x[0]), Halide::max(a[1], x[1]));
         },
         "max_keys");
+    f.max_keys = max_keys.dense;
+    f.max_band = max_keys.band;
+    f.max_lower_band = max_keys.lower_band;
     const Expr row_max = f.row_max(v.i, v.h, v.b)[0];
     // A NaN among the allowed scores, or +inf (whose weight would be 2^(inf - inf)), makes the
     // row NaN, as in PyTorch; -inf is an ordinary score whose weight vanishes.
@@ -55,9 +56,12 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
 
     f.row_sum = Func("row_sum");
     f.row_sum(row) = 0.0f;
-    std::tie(f.sum_keys, f.sum_band) = reduce_over_keys(
+    KeyReduction sum_keys = reduce_over_keys(
         f.row_sum, row, mask, nk, [&](Expr key) { return f.weights(key, v.i, v.h, v.b); },
         [](Expr a, Expr x) { return a + x; }, "sum_keys");
+    f.sum_keys = sum_keys.dense;
+    f.sum_band = sum_keys.band;
+    f.sum_lower_band = sum_keys.lower_band;
 
     f.inv_sum = Func("inv_sum");
     f.inv_sum(v.i, v.h, v.b) =
@@ -65,7 +69,7 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
 
     f.probs = Func("probs");
     f.probs(v.j, v.i, v.h, v.b) = Halide::select(
-        v.j < key_end(v.i, v.b), f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
+        mask.allows(v.j, v.i, v.b), f.weights(v.j, v.i, v.h, v.b) * f.inv_sum(v.i, v.h, v.b), 0.0f);
 
     f.lse = Func("lse");
     // The row maximum is a power of two: ln(2^m l) = m ln 2 + ln l. A NaN row has a finite row

@@ -35,10 +35,11 @@ struct SoftmaxFuncs {
     Halide::Func inv_sum;  // inv_sum(i, h, b) = 1 / row_sum, or 0 for a row with no key.
     Halide::Func probs;    // probs(j, i, h, b) = weights * inv_sum, 0 where masked.
     Halide::Func lse;      // lse(i, h, b) = row_max + log(row_sum), -inf for a row with no key.
-    // The key reductions of row_max and row_sum: the dense part and the causal band (see
-    // mask.h), each its own update definition.
-    Halide::RDom max_keys, max_band;
-    Halide::RDom sum_keys, sum_band;
+    // The key reductions of row_max and row_sum: the dense part and the bands after and before
+    // it (see mask.h), each its own update definition (the bands undefined where the mask has
+    // none).
+    Halide::RDom max_keys, max_band, max_lower_band;
+    Halide::RDom sum_keys, sum_band, sum_lower_band;
 };
 
 SoftmaxFuncs define_softmax(const Halide::Func &scores, const Halide::Expr &nk, const KeyMask &mask,

@@ -1,7 +1,5 @@
 #include "weighted_sum.h"
 
-#include <tuple>
-
 #include "dims.h"
 
 namespace attngen::algorithm {
@@ -20,10 +18,13 @@ WeightedSumFuncs define_weighted_sum(const Func &p, const Func &v, const Expr &n
     f.acc = Func("acc");
     const std::vector<Expr> element{x.e, x.i, x.h, x.b};
     f.acc(element) = 0.0f;
-    std::tie(f.keys, f.band) = reduce_over_keys(
+    KeyReduction keys = reduce_over_keys(
         f.acc, element, mask, nk,
         [&](Expr key) { return p(key, x.i, x.h, x.b) * v(x.e, key, x.h, x.b); },
         [](Expr a, Expr term) { return a + term; }, "keys");
+    f.keys = keys.dense;
+    f.band = keys.band;
+    f.lower_band = keys.lower_band;
     f.out = Func("out");
     Expr result = f.acc(x.e, x.i, x.h, x.b);
     if (row_scale.defined()) {

@@ -18,8 +18,9 @@ struct WeightedSumFuncs {
     Halide::Func row_scale;  // row_scale(i, h, b), or undefined for 1.
     Halide::Func acc;        // acc(e, i, h, b) = sum_j p(j, i, h, b) v(e, j, h, b).
     Halide::Func out;        // out(e, i, h, b) = acc * row_scale.
-    // The reduction over allowed keys: the dense part and the causal band (see mask.h).
-    Halide::RDom keys, band;
+    // The reduction over allowed keys: the dense part and the bands after and before it (see
+    // mask.h).
+    Halide::RDom keys, band, lower_band;
 };
 
 WeightedSumFuncs define_weighted_sum(const Halide::Func &p, const Halide::Func &v,

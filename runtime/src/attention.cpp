@@ -6,6 +6,7 @@
 #include "cuda_device.h"
 #include "dispatch.h"
 #include "halide_call.h"
+#include "kernel_call.h"
 #include "validate.h"
 
 namespace attngen {
@@ -15,7 +16,7 @@ using detail::NamedView;
 namespace {
 
 // Validates the call, picks the kernel (the given one, or the dispatch's) and runs it.
-Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given, CallInfo *info) {
+Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *info) {
     const NamedView q{"q", args.q, {"B", "H", "Nq", "d_k"}};
     const NamedView k{"k", args.k, {"B", "H_kv", "Nk", "d_k"}};
     const NamedView v{"v", args.v, {"B", "H_kv", "Nk", "d_v"}};
@@ -111,9 +112,9 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
     }
 
     detail::KernelRequest request;
-    request.op = detail::Op::attention;
-    request.schedule = args.schedule;
-    request.causal = args.causal;
+    request.op = Op::kAttention;
+    request.storage = args.q.dtype;
+    request.mask.causal = args.causal;
     request.probs = args.probs.has_value();
     request.heads = heads;
     request.kv_heads = kv_heads;
@@ -122,11 +123,11 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
     request.queries = nq;
     request.keys = nk;
     request.cuda = use_cuda;
-    const detail::KernelEntry *kernel = given;
+    const Kernel *kernel = given;
     if (kernel != nullptr) {
-        ATTNGEN_RETURN_IF_ERROR(detail::check_kernel_fits(*kernel, request));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_given_kernel(*kernel, request));
     } else {
-        ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &kernel));
+        ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, args.schedule, &kernel));
     }
     if (info != nullptr) info->kernel = kernel->name;
 
@@ -145,6 +146,14 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
         hlengths(lengths_view);
     std::optional<detail::HalideView> hprobs;
     if (args.probs) hprobs.emplace(*args.probs);
+    detail::KernelCall call(*kernel);
+    const std::pair<const char *, detail::HalideView *> buffers[] = {
+        {"q", &hq}, {"k", &hk}, {"v", &hv}, {"key_lengths", &hlengths}, {"out", &hout},
+        {"lse", &hlse}};
+    for (const auto &[name, view] : buffers) ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
+    if (hprobs) ATTNGEN_RETURN_IF_ERROR(call.buffer("probs", hprobs->get()));
+    ATTNGEN_RETURN_IF_ERROR(call.scalar("scale", scale));
+
     detail::CallContext context;
     std::vector<detail::HalideView *> inputs{&hq, &hk, &hv, &hlengths};
     std::vector<detail::HalideView *> results{&hout, &hlse};
@@ -159,16 +168,11 @@ Status run_attention(const AttentionArgs &args, const detail::KernelEntry *given
             }
         }
     }
-    int result;
-    if (kernel->attention_probs != nullptr) {
-        result = kernel->attention_probs(&context, hq.get(), hk.get(), hv.get(), hlengths.get(),
-                                         scale, hout.get(), hlse.get(), hprobs->get());
-    } else {
-        result = kernel->attention(&context, hq.get(), hk.get(), hv.get(), hlengths.get(), scale,
-                                   hout.get(), hlse.get());
-    }
+    int result = 0;
+    Status ran = call.run(&context, &result);
     Status moved = detail::release_devices(&context, results, inputs);
-    Status status = context.finish(kernel->name, result);
+    ATTNGEN_RETURN_IF_ERROR(ran);
+    Status status = context.finish(kernel->name.c_str(), result);
     return status.ok() ? moved : status;
 }
 
@@ -178,9 +182,8 @@ Status attention(const AttentionArgs &args, CallInfo *info) {
     return run_attention(args, nullptr, info);
 }
 
-Status attention(const AttentionArgs &args, const KernelDescriptor &kernel, CallInfo *info) {
-    const detail::KernelEntry entry = detail::entry_of(kernel);
-    return run_attention(args, &entry, info);
+Status attention(const AttentionArgs &args, const Kernel &kernel, CallInfo *info) {
+    return run_attention(args, &kernel, info);
 }
 
 }  // namespace attngen

@@ -4,6 +4,7 @@
 
 #include "dispatch.h"
 #include "halide_call.h"
+#include "kernel_call.h"
 #include "validate.h"
 
 namespace attngen {
@@ -21,16 +22,20 @@ Status check_divides(const char *what, int64_t total, int64_t parts, const char 
 
 // The kernel that serves a layer's calls (the given one if any, else the dispatch's), or the
 // status saying why none can.
-Status choose_kernel(const detail::KernelRequest &request, const KernelDescriptor *given,
-                     detail::KernelEntry *kernel) {
+Status choose_kernel(int64_t heads, int64_t kv_heads, int64_t d_k, int64_t d_v, bool causal,
+                     const std::string &schedule, const Kernel *given, const Kernel **kernel) {
+    detail::KernelRequest request;
+    request.op = Op::kMha;
+    request.mask.causal = causal;
+    request.heads = heads;
+    request.kv_heads = kv_heads;
+    request.d_k = d_k;
+    request.d_v = d_v;
     if (given != nullptr) {
-        *kernel = detail::entry_of(*given);
-        return detail::check_kernel_fits(*kernel, request);
+        *kernel = given;
+        return detail::check_given_kernel(*given, request);
     }
-    const detail::KernelEntry *found = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(detail::find_kernel(request, &found));
-    *kernel = *found;
-    return Status::Ok();
+    return detail::find_kernel(request, schedule, kernel);
 }
 
 Status copy_bias(const char *name, const std::optional<TensorView> &bias, int64_t size,
@@ -99,10 +104,9 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
 
     // Fail now rather than at the first forward() if no kernel can serve this layer.
     m.kernel_ = config.kernel;
-    detail::KernelEntry kernel;
+    const Kernel *kernel = nullptr;
     ATTNGEN_RETURN_IF_ERROR(
-        choose_kernel({detail::Op::mha, m.schedule_, m.causal_, false, heads, kv_heads, d_k, d_v},
-                      m.kernel_, &kernel));
+        choose_kernel(heads, kv_heads, d_k, d_v, m.causal_, m.schedule_, m.kernel_, &kernel));
 
     detail::copy_contiguous(weights.w_q, &m.w_q_);
     detail::copy_contiguous(weights.w_k, &m.w_k_);
@@ -158,10 +162,9 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
     ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, xv));
     ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, mv));
 
-    detail::KernelEntry kernel;
+    const Kernel *kernel = nullptr;
     ATTNGEN_RETURN_IF_ERROR(
-        choose_kernel({detail::Op::mha, schedule_, causal_, false, heads_, kv_heads_, d_k_, d_v_},
-                      kernel_, &kernel));
+        choose_kernel(heads_, kv_heads_, d_k_, d_v_, causal_, schedule_, kernel_, &kernel));
 
     auto view2 = [](const std::vector<float> &w, int64_t rows, int64_t cols) {
         return TensorView::f32(w.data(), {rows, cols});
@@ -175,16 +178,24 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
         hwo(view2(w_o_, heads_ * d_v_, d_out_));
     detail::HalideView hbq(view1(b_q_)), hbk(view1(b_k_)), hbv(view1(b_v_)), hbo(view1(b_o_));
     detail::HalideView hl(TensorView::i32(lengths.data(), {batch}));
+    detail::KernelCall call(*kernel);
+    const std::pair<const char *, detail::HalideView *> buffers[] = {
+        {"x", &hx},     {"memory", &hm}, {"w_q", &hwq}, {"w_k", &hwk}, {"w_v", &hwv},
+        {"w_o", &hwo},  {"b_q", &hbq},   {"b_k", &hbk}, {"b_v", &hbv}, {"b_o", &hbo},
+        {"key_lengths", &hl}, {"y", &hy}};
+    for (const auto &[name, view] : buffers) ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
+    ATTNGEN_RETURN_IF_ERROR(call.scalar("num_heads", static_cast<int32_t>(heads_)));
+    ATTNGEN_RETURN_IF_ERROR(call.scalar("num_kv_heads", static_cast<int32_t>(kv_heads_)));
+    ATTNGEN_RETURN_IF_ERROR(call.scalar("scale", scale_));
     detail::CallContext context;
-    int result =
-        kernel.mha(&context, hx.get(), hm.get(), hwq.get(), hwk.get(), hwv.get(), hwo.get(),
-                   hbq.get(), hbk.get(), hbv.get(), hbo.get(), hl.get(),
-                   static_cast<int32_t>(heads_), static_cast<int32_t>(kv_heads_), scale_, hy.get());
+    int result = 0;
+    Status ran = call.run(&context, &result);
     // A cuda_tiled kernel's CUDA entry (schedule named, device present) leaves device copies:
     // the output comes back to host memory and every copy is freed, also after a failure.
     Status moved = detail::release_devices(
         &context, {&hy}, {&hx, &hm, &hwq, &hwk, &hwv, &hwo, &hbq, &hbk, &hbv, &hbo, &hl});
-    Status status = context.finish(kernel.name, result);
+    ATTNGEN_RETURN_IF_ERROR(ran);
+    Status status = context.finish(kernel->name.c_str(), result);
     return status.ok() ? moved : status;
 }
 

@@ -17,15 +17,14 @@ failures=0
 # a generic non-causal one whose winner did not.
 tuned_target=x86-64-linux-avx-avx2-f16c-fma-sse41
 mkdir -p "$work/tuning"
-bucket() {  # causal d_k d_v improves params
-    printf '{"generator": "attention", "causal": %s, "d_k": %s, "d_v": %s, "max_queries": 0,
-             "improves": %s, "schedule": "cpu_fused", "params": %s}' "$@"
+bucket() {  # variant improves
+    printf '{"variant": "%s", "improves": %s}' "$@"
 }
 cat > "$work/tuning/$tuned_target.json" <<JSON
-{"format": "attngen-tuning/1", "target": "$tuned_target", "buckets": [
-  $(bucket false 0 0 false '{"key_tile": 5}'),
-  $(bucket true 0 0 true '{"value_tile": 8}'),
-  $(bucket true 96 96 true '{"key_tile": 6, "query_vectors": 2}')]}
+{"format": "attngen-tuning/2", "target": "$tuned_target", "buckets": [
+  $(bucket op:attention,storage:f32,mask:none,schedule:cpu_fused,tuning:key_tile:5 false),
+  $(bucket op:attention,storage:f32,mask:causal,schedule:cpu_fused,tuning:value_tile:8 true),
+  $(bucket op:attention,storage:f32,mask:causal,d_k:96,d_v:96,schedule:cpu_fused,tuning:key_tile:6+query_vectors:2 true)]}
 JSON
 # And a file in the place of another target's database that is not one.
 echo '{"format": "something else"}' > "$work/tuning/x86-64-linux-sse41.json"
@@ -62,49 +61,53 @@ refuses() {
     fi
 }
 
-accepts "NAME k GENERATOR attention CAUSAL HEADS 8 KV_HEADS 2 HEAD_DIM 96 TARGETS host"
-accepts "NAME k GENERATOR mha CAUSAL HEADS 4 SCHEDULE cpu_tiled"
+accepts "NAME k OP attention MASK causal HEADS 8 KV_HEADS 2 D_K 96 TARGETS host"
+accepts "NAME k OP mha MASK causal HEADS 4 SCHEDULE cpu_tiled"
+# Left out, the name says what varies.
+accepts "OP attention D_K 64 TARGETS host"
 # SCHEDULE TUNED: the bucket of the kernel's own head dims, else the generic one of its mask, else
 # (none improving, no database for the target, an mha kernel) the default schedule.
-accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 96 SCHEDULE TUNED TARGETS $tuned_target" \
-    "SCHEDULE TUNED: cpu_fused key_tile:6,query_vectors:2 from"
-accepts "NAME k GENERATOR attention CAUSAL HEAD_DIM 32 SCHEDULE TUNED TARGETS $tuned_target" \
+accepts "NAME k OP attention MASK causal D_K 96 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused key_tile:6+query_vectors:2 from"
+accepts "NAME k OP attention MASK causal D_K 32 SCHEDULE TUNED TARGETS $tuned_target" \
     "SCHEDULE TUNED: cpu_fused value_tile:8 from $work/tuning/$tuned_target.json, for $tuned_target"
 # The parameters were measured on the first target: the others compile the defaults.
-accepts "NAME k GENERATOR attention CAUSAL SCHEDULE TUNED TARGETS $tuned_target x86-64-linux-sse41" \
+accepts "NAME k OP attention MASK causal SCHEDULE TUNED TARGETS $tuned_target x86-64-linux-sse41" \
     "for $tuned_target; its other targets take the schedule's defaults"
-accepts "NAME k GENERATOR attention HEAD_DIM 64 SCHEDULE TUNED TARGETS $tuned_target" \
+accepts "NAME k OP attention D_K 64 SCHEDULE TUNED TARGETS $tuned_target" \
     "has no improving bucket for this kernel; using the default schedule cpu_fused"
-accepts "NAME k GENERATOR attention SCHEDULE TUNED TARGETS host" \
+accepts "NAME k OP attention SCHEDULE TUNED TARGETS host" \
     "no tuning database"
-accepts "NAME k GENERATOR mha SCHEDULE TUNED TARGETS $tuned_target" \
+accepts "NAME k OP mha SCHEDULE TUNED TARGETS $tuned_target" \
     "hold attention kernels only; using the default schedule cpu_fused"
-refuses "NAME k GENERATOR attention SCHEDULE TUNED TARGETS x86-64-linux-sse41" \
+refuses "NAME k OP attention SCHEDULE TUNED TARGETS x86-64-linux-sse41" \
     "x86-64-linux-sse41.json is not an attngen tuning database"
-refuses "NAME k GENERATOR attention HEAD_DIMS 64" "unknown option or stray value: HEAD_DIMS 64"
-refuses "NAME k GENERATOR attention CASUAL" "unknown option or stray value: CASUAL"
-refuses "NAME k GENERATOR attention TARGETS host CASUAL" \
+refuses "NAME k OP attention HEAD_DIM 64" "unknown option or stray value: HEAD_DIM 64"
+refuses "NAME k OP attention CAUSAL" "unknown option or stray value: CAUSAL"
+refuses "NAME k OP attention TARGETS host CASUAL" \
     "'CASUAL' in TARGETS is not a Halide target: a misspelled option?"
-refuses "NAME k GENERATOR atention" "GENERATOR must be attention or mha, got 'atention'"
-refuses "GENERATOR attention" "NAME is required"
-refuses "NAME 9k GENERATOR attention" "NAME must be a C identifier"
-refuses "NAME k GENERATOR attention HEAD_DIM" "HEAD_DIM needs a value"
-refuses "NAME k GENERATOR attention HEADS eight" "HEADS must be a positive integer, got 'eight'"
-refuses "NAME k GENERATOR attention HEADS 8 KV_HEADS 3" "KV_HEADS 3 does not divide HEADS 8"
-refuses "NAME k GENERATOR mha PROBS" "PROBS applies to GENERATOR attention only"
-refuses "NAME k GENERATOR attention SCHEDULE cpu-fused" "SCHEDULE must be a schedule name or TUNED"
-refuses "NAME k GENERATOR attention TARGETS x86_64" "'x86_64' is not a Halide target"
-refuses "NAME k GENERATOR attention TARGETS arm-64-linux" \
-    "target 'arm-64-linux' is arm-64-linux, but the installed attngen runtime"
-refuses "NAME k GENERATOR attention TARGETS host-cuda" "names CUDA features: write the CUDA option"
-refuses "NAME k GENERATOR attention CUDA_CAPABILITY 80" "CUDA_CAPABILITY needs the CUDA option"
+refuses "NAME k OP atention" "OP must be one of attention, mha, projection, scores, softmax, weighted_sum, got 'atention'"
+refuses "NAME k" "OP must be one of"
+refuses "NAME 9k OP attention" "NAME must be a C identifier"
+refuses "NAME k OP attention D_K" "D_K needs a value"
+refuses "NAME k OP attention HEADS eight" "HEADS must be a positive integer, got 'eight'"
+refuses "NAME k OP attention HEADS 8 KV_HEADS 3" "KV_HEADS 3 does not divide HEADS 8"
+refuses "NAME k OP mha PROBS" "PROBS applies to OP attention only"
+refuses "NAME k OP attention MASK causal,window" "MASK must be none or mask kinds joined by '+'"
+refuses "NAME k OP attention SCHEDULE cpu-fused" "SCHEDULE must be a schedule name or TUNED"
+refuses "NAME k OP attention KEYS_ESTIMATE 512" "KEYS_ESTIMATE applies to Halide's autoschedulers only"
+refuses "NAME k OP attention TARGETS x86_64" "'x86_64' is not a Halide target"
+refuses "NAME k OP attention TARGETS arm-64-linux" \
+    "target 'arm-64-linux' is arm-64-linux, but the attngen runtime"
+refuses "NAME k OP attention TARGETS host-cuda" "names CUDA features: write the CUDA option"
+refuses "NAME k OP attention CUDA_CAPABILITY 80" "CUDA_CAPABILITY needs the CUDA option"
 # CUDA kernels need the shared Halide runtime to have CUDA support (ATTNGEN_RUNTIME_CUDA).
 if grep -q 'set(attngen_RUNTIME_CUDA TRUE)' "$config_dir/attngenConfig.cmake"; then
-    accepts "NAME k GENERATOR attention CUDA TARGETS host"
-    refuses "NAME k GENERATOR attention CUDA CUDA_CAPABILITY 90" \
+    accepts "NAME k OP attention CUDA TARGETS host"
+    refuses "NAME k OP attention CUDA CUDA_CAPABILITY 90" \
         "CUDA_CAPABILITY 90 is not one of Halide 14's"
 else
-    refuses "NAME k GENERATOR attention CUDA" "rebuild attngen with -DATTNGEN_RUNTIME_CUDA=ON"
+    refuses "NAME k OP attention CUDA" "rebuild attngen with -DATTNGEN_RUNTIME_CUDA=ON"
 fi
 
 if [ "$failures" -ne 0 ]; then

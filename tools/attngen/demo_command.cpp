@@ -23,7 +23,9 @@ namespace {
 // Whether this schedule's mha kernel is a CUDA kernel that runs its CPU entry here.
 bool cpu_entry_of_cuda(const std::string &schedule) {
     for (const auto &k : list_kernels()) {
-        if (k.op == "mha" && k.schedule == schedule && k.cuda) return !cuda_status().ok();
+        if (k.variant.op == Op::kMha && k.variant.schedule == schedule && k.cuda()) {
+            return !cuda_status().ok();
+        }
     }
     return false;
 }
@@ -84,7 +86,7 @@ std::vector<T> reference_output(const DemoCase &c, const Inputs &in) {
          bv = cast(in.b_v), bo = cast(in.b_o);
     std::vector<T> y(s.batch * s.nq * s.d_out);
     reference::mha<T>(s, x.data(), m.data(), wq.data(), wk.data(), wv.data(), wo.data(), bq.data(),
-                      bk.data(), bv.data(), bo.data(), {}, c.causal,
+                      bk.data(), bv.data(), bo.data(), {}, MaskSpec{c.causal},
                       static_cast<T>(1.0f / std::sqrt(static_cast<float>(s.d_k))), y.data());
     return y;
 }

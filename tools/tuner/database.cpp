@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace attngen::tuner {
 
@@ -9,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char *kFormat = "attngen-tuning/1";
+constexpr const char *kFormat = "attngen-tuning/2";
 
 }  // namespace
 
@@ -25,15 +26,11 @@ bool TuningDatabase::save(const std::string &path, std::string *error) const {
     j["buckets"] = json::array();
     for (const auto &b : buckets) {
         json e;
-        e["key"] = b.bucket.key();
-        e["generator"] = "attention";
-        e["causal"] = b.bucket.causal;
-        e["d_k"] = b.bucket.d_k;
-        e["d_v"] = b.bucket.d_v;
-        e["max_queries"] = b.bucket.max_queries;
+        // The winner's kernel: the bucket with the winning schedule and parameters, the variant
+        // the build compiles (cmake/AttngenOwnKernels.cmake) where it improves.
+        e["variant"] = b.winner.in(b.bucket).to_string();
         e["improves"] = b.improves;
-        e["schedule"] = b.winner.schedule;
-        e["params"] = b.winner.params;
+        e["default"] = b.default_kernel.to_string();
         e["candidates"] = b.candidates;
         e["failed"] = b.failed;
         e["seconds"] = b.seconds;
@@ -83,13 +80,18 @@ bool TuningDatabase::load(const std::string &path, TuningDatabase *db, std::stri
         d.elapsed_seconds = j.value("elapsed_seconds", 0.0);
         for (const auto &e : j.at("buckets")) {
             BucketResult b;
-            b.bucket.causal = e.at("causal");
-            b.bucket.d_k = e.at("d_k");
-            b.bucket.d_v = e.at("d_v");
-            b.bucket.max_queries = e.at("max_queries");
+            const std::string spec = e.at("variant");
+            const Status parsed = Variant::parse(spec, &b.bucket);
+            if (!parsed.ok()) throw std::runtime_error(parsed.message());
+            b.winner = Candidate{b.bucket.schedule, b.bucket.tuning};
+            b.bucket.schedule.clear();
+            b.bucket.tuning.clear();
+            b.bucket.tuned_for.clear();
             b.improves = e.at("improves");
-            b.winner.schedule = e.at("schedule");
-            b.winner.params = e.at("params").get<std::map<std::string, int>>();
+            if (e.contains("default")) {
+                const Status read = Variant::parse(e.at("default"), &b.default_kernel);
+                if (!read.ok()) throw std::runtime_error(read.message());
+            }
             b.candidates = e.value("candidates", 0);
             b.failed = e.value("failed", 0);
             b.seconds = e.value("seconds", 0.0);

@@ -21,7 +21,10 @@ struct ShapeResult {
 };
 
 struct BucketResult {
-    Bucket bucket;
+    Variant bucket;  // What the kernel is specialized to (no schedule, no tuning).
+    // The kernel that the default build runs for the bucket's first shape, which the winner was
+    // measured against.
+    Variant default_kernel;
     // Whether the winner beats the default build's kernel; if not, the build compiles no
     // kernel for the bucket and its shapes keep running the default one.
     bool improves = false;

@@ -2,8 +2,7 @@
 
 #include <stdexcept>
 
-#include "algorithm/attention.h"
-#include "attention_formulation.h"
+#include "pipeline/attention_pipeline.h"
 #include "schedule.h"
 #include "thread_pool.h"
 
@@ -14,11 +13,25 @@ using Halide::Float;
 using Halide::Int;
 
 std::string Candidate::describe() const {
-    return params.empty() ? schedule : schedule + "{" + schedules::format_params(params) + "}";
+    std::string text;
+    for (const auto &[name, value] : params) {
+        text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    }
+    return params.empty() ? schedule : schedule + "{" + text + "}";
+}
+
+Variant Candidate::in(const Variant &bucket) const {
+    Variant kernel = bucket;
+    kernel.schedule = schedule;
+    kernel.tuning = params;
+    return kernel;
 }
 
 bool is_autoscheduler(const std::string &schedule) {
-    return schedule == "Adams2019" || schedule == "Li2018" || schedule == "Mullapudi2016";
+    for (const ScheduleInfo &s : schedules::schedule_infos()) {
+        if (s.name == schedule) return s.autoscheduler;
+    }
+    return false;
 }
 
 namespace {
@@ -48,71 +61,37 @@ int run_on_runtime_pool(Halide::JITUserContext *user_context,
 
 }  // namespace
 
-JitAttention::JitAttention(const Bucket &bucket, const Candidate &candidate,
-                           const Halide::Target &target, const TuneShape &estimate)
+JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
+                           const TuneShape &estimate)
     : q_(Float(32), 4, "q"),
       k_(Float(32), 4, "k"),
       v_(Float(32), 4, "v"),
       key_lengths_(Int(32), 1, "key_lengths"),
       scale_("scale") {
-    // The buffer contract of the attention generator: zero mins, and the head dims of the
-    // bucket as fixed extents.
-    for (auto *p : {&q_, &k_, &v_}) {
-        for (int d = 0; d < 4; d++) p->dim(d).set_min(0);
+    const bool autoscheduled = is_autoscheduler(kernel.schedule);
+    if (!autoscheduled && schedules::find_schedule(kernel.schedule) == nullptr) {
+        throw std::runtime_error("unknown schedule '" + kernel.schedule + "'");
     }
-    key_lengths_.dim(0).set_min(0);
-    if (bucket.d_k > 0) {
-        q_.dim(0).set_extent(bucket.d_k);
-        k_.dim(0).set_extent(bucket.d_k);
-    }
-    if (bucket.d_v > 0) v_.dim(0).set_extent(bucket.d_v);
-
-    algorithm::AttentionShape shape;
-    shape.nq = q_.dim(1).extent();
-    shape.nk = k_.dim(1).extent();
-    shape.d_k = bucket.d_k > 0 ? Expr(bucket.d_k) : q_.dim(0).extent();
-    shape.d_v = bucket.d_v > 0 ? Expr(bucket.d_v) : v_.dim(0).extent();
-    shape.heads = q_.dim(2).extent();
-    shape.kv_heads = k_.dim(2).extent();
-    // Our schedules get the formulation they ask for, as in the attention generator; the
-    // autoschedulers get the composed one.
-    const schedules::Schedule *schedule = nullptr;
-    schedules::Context ctx;
-    if (!is_autoscheduler(candidate.schedule)) {
-        schedule = schedules::find_schedule(candidate.schedule);
-        if (schedule == nullptr) {
-            throw std::runtime_error("unknown schedule '" + candidate.schedule + "'");
-        }
-        ctx.target = target;
-        ctx.max_queries = bucket.max_queries;
-        ctx.causal = bucket.causal;
-        ctx.d_v = bucket.d_v;
-        ctx.params = candidate.params;
-    }
-    schedules::AttentionFormulation formulation(schedule, ctx, q_, k_, v_, key_lengths_, shape,
-                                                scale_, bucket.causal);
-    Halide::Func out = formulation.out(), lse = formulation.lse();
-    for (int d = 0; d < 4; d++) out.output_buffer().dim(d).set_min(0);
-    for (int d = 0; d < 3; d++) lse.output_buffer().dim(d).set_min(0);
-    if (bucket.d_v > 0) out.output_buffer().dim(0).set_extent(bucket.d_v);
+    pipeline::AttentionPipeline built(kernel, target, {q_, k_, v_, key_lengths_, scale_},
+                                      autoscheduled);
+    Halide::Func out = built.out(), lse = built.lse();
+    built.constrain_outputs(out.output_buffer(), lse.output_buffer(), std::nullopt);
     pipeline_ = Halide::Pipeline({out, lse});
-
-    if (schedule == nullptr) {
-        const int dk = static_cast<int>(estimate.d_k), dv = static_cast<int>(estimate.d_v);
-        const int nq = static_cast<int>(estimate.nq), nk = static_cast<int>(estimate.nk);
-        const int h = static_cast<int>(estimate.heads), hkv = static_cast<int>(estimate.kv_heads);
-        const int b = static_cast<int>(estimate.batch);
-        q_.set_estimates({{0, dk}, {0, nq}, {0, h}, {0, b}});
-        k_.set_estimates({{0, dk}, {0, nk}, {0, hkv}, {0, b}});
-        v_.set_estimates({{0, dv}, {0, nk}, {0, hkv}, {0, b}});
-        key_lengths_.set_estimates({{0, b}});
+    if (autoscheduled) {
+        pipeline::Estimates e;
+        e.batch = static_cast<int>(estimate.batch);
+        e.heads = static_cast<int>(estimate.heads);
+        e.kv_heads = static_cast<int>(estimate.kv_heads);
+        e.queries = static_cast<int>(estimate.nq);
+        e.keys = static_cast<int>(estimate.nk);
+        e.d_k = static_cast<int>(estimate.d_k);
+        e.d_v = static_cast<int>(estimate.d_v);
+        built.set_estimates(e);
         scale_.set_estimate(0.125f);
-        out.set_estimates({{0, dv}, {0, nq}, {0, h}, {0, b}});
-        lse.set_estimates({{0, nq}, {0, h}, {0, b}});
-        load_autoscheduler(candidate.schedule);
-        pipeline_.auto_schedule(candidate.schedule, target);
+        load_autoscheduler(kernel.schedule);
+        pipeline_.auto_schedule(kernel.schedule, target);
     } else {
-        formulation.schedule(false);
+        built.schedule();
     }
     pipeline_.jit_handlers().custom_do_par_for = run_on_runtime_pool;
     pipeline_.compile_jit(target);

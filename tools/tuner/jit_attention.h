@@ -1,6 +1,6 @@
-// The attention kernel of one bucket, JIT-compiled from the same algorithm and schedule code as
-// the attention generator (generators/attention_generator.cpp), with a candidate's schedule and
-// parameters, for a target this machine can run.
+// The attention kernel of one variant, JIT-compiled through the same pipeline builder as the
+// attention generator (generators/pipeline/attention_pipeline.h), for a target this machine can
+// run.
 #pragma once
 
 #include <map>
@@ -8,11 +8,12 @@
 #include <string>
 
 #include "Halide.h"
+#include "attngen/variant.h"
 #include "tune_shape.h"
 
 namespace attngen::tuner {
 
-// What to compile: a schedule of ours with parameter values, or one of Halide's
+// What to compile in a bucket: a schedule of ours with parameter values, or one of Halide's
 // autoschedulers (Adams2019, Li2018, Mullapudi2016) with none.
 struct Candidate {
     std::string schedule;
@@ -20,6 +21,8 @@ struct Candidate {
 
     // "cpu_fused{key_tile=6,query_vectors=2}".
     std::string describe() const;
+    // The kernel of this candidate in a bucket: the bucket with the schedule and parameters.
+    Variant in(const Variant &bucket) const;
     bool operator<(const Candidate &o) const {
         return schedule != o.schedule ? schedule < o.schedule : params < o.params;
     }
@@ -28,14 +31,14 @@ struct Candidate {
     }
 };
 
+// Whether the schedule is one of Halide's autoschedulers (the schedules' own facts say so).
 bool is_autoscheduler(const std::string &schedule);
 
 class JitAttention {
   public:
-    // Compiles; throws Halide::CompileError (or Halide::Error) when the candidate cannot be
+    // Compiles; throws Halide::CompileError (or Halide::Error) when the kernel cannot be
     // compiled. `estimate` sizes the autoschedulers' view of the problem.
-    JitAttention(const Bucket &bucket, const Candidate &candidate, const Halide::Target &target,
-                 const TuneShape &estimate);
+    JitAttention(const Variant &kernel, const Halide::Target &target, const TuneShape &estimate);
 
     // Runs on dense [B, H, N, D] inputs (Halide order: d, n, h, b). Returns Halide's error
     // code; messages go to the error handler of the JIT runtime (stderr).

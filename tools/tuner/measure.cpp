@@ -33,12 +33,12 @@ Halide::Buffer<float> random_buffer(std::vector<int> sizes, uint32_t seed) {
 
 }  // namespace
 
-TuneShape check_shape(const TuneShape &shape) {
+TuneShape check_shape(const Variant &kernel, const TuneShape &shape) {
     TuneShape s = shape;
     s.batch = 2;
     s.heads = shape.heads / shape.kv_heads >= 2 ? 4 : 2;
     s.kv_heads = shape.heads / shape.kv_heads >= 2 ? 2 : 2;
-    const int max_q = shape.bucket().max_queries;
+    const int max_q = kernel.max_queries;
     s.nq = max_q > 0 ? std::min<int64_t>(shape.nq, max_q) : 37;
     s.nk = 45;
     return s;
@@ -102,9 +102,9 @@ std::string check_against_reference(JitAttention &kernel, const TuneShape &s) {
     std::vector<double> out64(out.number_of_elements()), lse64(lse.number_of_elements());
     std::vector<float> out32(out64.size()), lse32(lse64.size());
     const std::vector<int64_t> key_lengths{lengths(0), lengths(1)};
-    reference::attention<double>(rs, qd.data(), kd.data(), vd.data(), key_lengths, s.causal, scale,
+    reference::attention<double>(rs, qd.data(), kd.data(), vd.data(), key_lengths, s.mask(), scale,
                                  out64.data(), lse64.data(), nullptr);
-    reference::attention<float>(rs, qf.data(), kf.data(), vf.data(), key_lengths, s.causal, scale,
+    reference::attention<float>(rs, qf.data(), kf.data(), vf.data(), key_lengths, s.mask(), scale,
                                 out32.data(), lse32.data(), nullptr);
     auto c = reference::compare(out.data(), out64.data(), out32.data(), out64.size());
     if (!c.ok) return "out: " + reference::describe(c);
@@ -131,14 +131,14 @@ const char *Measurement::outcome_name(Outcome o) {
     return "?";
 }
 
-Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,
+Measurement measure(const Variant &kernel_variant, const TuneShape &shape,
                     const std::string &target, const MeasureOptions &options) {
     Measurement m;
     prepare_timing_process(options.threads);
     std::unique_ptr<JitAttention> kernel;
     const auto compile_start = Clock::now();
     try {
-        kernel = std::make_unique<JitAttention>(bucket, candidate, Halide::Target(target), shape);
+        kernel = std::make_unique<JitAttention>(kernel_variant, Halide::Target(target), shape);
     } catch (const std::exception &e) {
         m.outcome = Measurement::Outcome::kCompileFailed;
         m.detail = e.what();
@@ -146,7 +146,8 @@ Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidat
     }
     m.compile_s = seconds_since(compile_start);
 
-    const std::string wrong = check_against_reference(*kernel, check_shape(shape));
+    const std::string wrong =
+        check_against_reference(*kernel, check_shape(kernel_variant, shape));
     if (!wrong.empty()) {
         m.outcome = Measurement::Outcome::kWrong;
         m.detail = wrong;

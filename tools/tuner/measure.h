@@ -31,10 +31,10 @@ struct MeasureOptions {
 // out and lse with the fp64 reference. Empty when they match, else what differs.
 std::string check_against_reference(JitAttention &kernel, const TuneShape &s);
 
-// The small problem a candidate for `shape` must get right before it is timed: the bucket's head
+// The small problem a kernel for `shape` must get right before it is timed: the kernel's head
 // dims and mask, lengths that are not multiples of any tile, key padding in one batch element,
-// and no more queries than the bucket serves.
-TuneShape check_shape(const TuneShape &shape);
+// and no more queries than the kernel serves.
+TuneShape check_shape(const Variant &kernel, const TuneShape &shape);
 
 // The inputs and outputs of one timed call on a shape: random inputs, every key allowed.
 struct TimedProblem {
@@ -49,9 +49,9 @@ struct TimedProblem {
 // (which the candidates run on) gets `threads` threads (0 keeps one per core).
 void prepare_timing_process(int threads);
 
-// Measures the kernel of `bucket` with the candidate's schedule on `shape`, in this process (see
-// subprocess.h for the isolated, time-limited form).
-Measurement measure(const Bucket &bucket, const TuneShape &shape, const Candidate &candidate,
-                    const std::string &target, const MeasureOptions &options);
+// Measures the kernel of this variant on `shape`, in this process (see subprocess.h for the
+// isolated, time-limited form).
+Measurement measure(const Variant &kernel, const TuneShape &shape, const std::string &target,
+                    const MeasureOptions &options);
 
 }  // namespace attngen::tuner

@@ -60,10 +60,9 @@ bool parse_candidate(const std::string &text, Candidate *candidate, std::string 
     }
     Candidate c;
     c.schedule = name;
-    try {
-        c.params = schedules::parse_params(params);
-    } catch (const Halide::CompileError &e) {
-        *error = "candidate '" + text + "': " + trimmed(e.what());
+    const Status parsed = parse_tuning(params, &c.params);
+    if (!parsed.ok()) {
+        *error = "candidate '" + text + "': " + parsed.message();
         return false;
     }
     if (name == kDefaultBuild && !c.params.empty()) {
@@ -88,15 +87,15 @@ std::vector<PairedResult> compare_candidates(const TuneShape &shape,
         // "default" is what the build compiles for the shape without a tuning.
         auto [bucket, compiled] = candidates[c].schedule == kDefaultBuild
                                       ? hand_default(shape, target)
-                                      : std::make_pair(shape.bucket(), candidates[c]);
+                                      : std::make_pair(bucket_of(shape, target), candidates[c]);
+        const Variant kernel = compiled.in(bucket);
         try {
-            kernels[c] =
-                std::make_unique<JitAttention>(bucket, compiled, Halide::Target(target), shape);
+            kernels[c] = std::make_unique<JitAttention>(kernel, Halide::Target(target), shape);
         } catch (const std::exception &e) {
             r.error = "compile failed: " + trimmed(e.what());
             continue;
         }
-        const std::string wrong = check_against_reference(*kernels[c], check_shape(shape));
+        const std::string wrong = check_against_reference(*kernels[c], check_shape(kernel, shape));
         if (!wrong.empty()) {
             r.error = "wrong result: " + trimmed(wrong);
             kernels[c].reset();

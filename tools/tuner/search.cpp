@@ -27,7 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Params = std::map<std::string, int>;
 
-const char *const kAutoschedulers[] = {"Li2018", "Mullapudi2016", "Adams2019"};
 
 // A candidate may be at most 3% slower than the default on any shape of its bucket.
 constexpr double kWorstSlowdown = 1.0 / 0.97;
@@ -80,19 +79,14 @@ class Cache {
     std::ofstream out_;
 };
 
-schedules::Context context_for(const Bucket &bucket, const std::string &target) {
-    schedules::Context ctx;
-    ctx.target = Halide::Target(target);
-    ctx.max_queries = bucket.max_queries;
-    ctx.causal = bucket.causal;
-    ctx.d_v = bucket.d_v;
-    return ctx;
+schedules::Context context_for(const Variant &bucket, const std::string &target) {
+    return schedules::make_context(Halide::Target(target), bucket);
 }
 
 // Tunes one bucket within a deadline.
 class BucketSearch {
   public:
-    BucketSearch(const Bucket &bucket, std::vector<TuneShape> shapes, const TuneOptions &options,
+    BucketSearch(const Variant &bucket, std::vector<TuneShape> shapes, const TuneOptions &options,
                  Cache &cache, Clock::time_point deadline, std::mt19937 &rng)
         : bucket_(bucket),
           shapes_(std::move(shapes)),
@@ -112,8 +106,10 @@ class BucketSearch {
         report_ = report;
         BucketResult result;
         result.bucket = bucket_;
+        result.default_kernel = default_kernel(shapes_.front(), options_.target);
         const auto start = Clock::now();
-        const std::string hand_schedule = gpu_target(options_.target) ? "cuda_fused" : "cpu_fused";
+        // The default schedule with its defaults in this bucket: what a tuned kernel must beat.
+        const std::string hand_schedule = hand_default(shapes_.front(), options_.target).second.schedule;
         const Candidate fallback{hand_schedule, spaces_.count(hand_schedule)
                                                     ? spaces_[hand_schedule].defaults()
                                                     : Params{}};
@@ -126,7 +122,9 @@ class BucketSearch {
         }
         std::map<std::string, std::vector<double>> baselines;
         if (options_.autoschedulers) {
-            for (const char *a : kAutoschedulers) {
+            for (const ScheduleInfo &info : schedules::schedule_infos()) {
+                if (!info.autoscheduler) continue;
+                const std::string &a = info.name;
                 for (std::size_t s = 0; s < shapes_.size(); s++) {
                     if (Clock::now() > deadline_) break;
                     const Measurement m = evaluate(shapes_[s], Candidate{a, {}});
@@ -176,8 +174,8 @@ class BucketSearch {
     }
 
   private:
-    std::string key(const TuneShape &shape, const Candidate &c, const Bucket &b) const {
-        return options_.target + "|" + b.key() + "|" + shape.spec() + "|" + c.describe();
+    std::string key(const TuneShape &shape, const Candidate &c, const Variant &b) const {
+        return options_.target + "|" + bucket_key(b) + "|" + shape.spec() + "|" + c.describe();
     }
     std::string key(const TuneShape &shape, const Candidate &c) const {
         return key(shape, c, bucket_);
@@ -187,7 +185,7 @@ class BucketSearch {
         return evaluate(shape, c, bucket_);
     }
 
-    Measurement evaluate(const TuneShape &shape, const Candidate &c, const Bucket &b) {
+    Measurement evaluate(const TuneShape &shape, const Candidate &c, const Variant &b) {
         const std::string k = key(shape, c, b);
         if (const Measurement *cached = cache_.find(k)) return *cached;
         measured_++;
@@ -198,9 +196,9 @@ class BucketSearch {
     }
 
     // One measurement in a child process, past the cache, reported as a progress line.
-    Measurement measure_and_report(const TuneShape &shape, const Candidate &c, const Bucket &b,
+    Measurement measure_and_report(const TuneShape &shape, const Candidate &c, const Variant &b,
                                    const std::string &label) {
-        const Measurement m = measure_in_child(b, shape, c, options_.target, options_.measure,
+        const Measurement m = measure_in_child(c.in(b), shape, options_.target, options_.measure,
                                                options_.candidate_timeout_seconds);
         report_(measured_, best_speedup(),
                 label + " on " + shape.spec() + ": " +
@@ -398,7 +396,7 @@ class BucketSearch {
         }
     }
 
-    Bucket bucket_;
+    Variant bucket_;
     std::vector<TuneShape> shapes_;
     const TuneOptions &options_;
     Cache &cache_;
@@ -408,7 +406,7 @@ class BucketSearch {
     std::map<std::string, schedules::SearchSpace> spaces_;
     std::vector<double> default_ms_;
     // Per shape: the default build's bucket and the hand default's parameters in it.
-    std::vector<std::pair<Bucket, Candidate>> hand_;
+    std::vector<std::pair<Variant, Candidate>> hand_;
     std::map<Candidate, double> scores_;
     int measured_ = 0, failed_ = 0;
     std::function<void(int, double, const std::string &)> report_;
@@ -442,8 +440,18 @@ TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std:
     }
 
     // Shapes grouped by the kernel that will serve them.
-    std::map<Bucket, std::vector<TuneShape>> buckets;
-    for (const auto &s : options.shapes) buckets[s.bucket()].push_back(s);
+    std::map<std::string, std::pair<Variant, std::vector<TuneShape>>> buckets;
+    for (const auto &s : options.shapes) {
+        const Variant bucket = bucket_of(s, options.target);
+        if (bucket.schedule.empty() && default_kernel(s, options.target).schedule.empty()) {
+            *error = "the build compiles no attention kernel for " + s.spec() +
+                     " (kernels/variants.txt), so it has no default to tune against";
+            return {};
+        }
+        auto &entry = buckets[bucket_key(bucket)];
+        entry.first = bucket;
+        entry.second.push_back(s);
+    }
 
     Cache cache(options.cache_path, options.resume);
     std::mt19937 rng(options.seed);
@@ -451,12 +459,12 @@ TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std:
     const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(options.budget_seconds));
     int index = 0;
-    for (const auto &[bucket, shapes] : buckets) {
+    for (const auto &[key, entry] : buckets) {
+        const auto &[bucket, shapes] = entry;
         // An equal share of what is left, so that time a bucket does not use goes to the next.
         const auto share = (end - Clock::now()) / static_cast<int>(buckets.size() - index);
         const auto deadline = std::min(end, Clock::now() + std::max(share, Clock::duration(0)));
         BucketSearch search(bucket, shapes, options, cache, deadline, rng);
-        const std::string key = bucket.key();
         const int number = index + 1;
         auto report = [&](int candidates, double speedup, const std::string &last) {
             Progress p;
@@ -477,16 +485,17 @@ TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std:
     return db;
 }
 
-std::pair<Bucket, Candidate> hand_default(const TuneShape &shape, const std::string &target) {
-    const std::string schedule = gpu_target(target) ? "cuda_fused" : "cpu_fused";
-    const Bucket built = default_build_bucket(shape);
-    Candidate hand{schedule, schedules::find_schedule(schedule)
-                                 ->attention_search_space(context_for(built, target))
-                                 .defaults()};
-    if (schedule == "cpu_fused") {
-        for (const auto &[name, value] : default_build_params(shape)) hand.params[name] = value;
+std::pair<Variant, Candidate> hand_default(const TuneShape &shape, const std::string &target) {
+    const Variant built = default_kernel(shape, target);
+    Variant bucket = built;
+    bucket.schedule.clear();
+    bucket.tuning.clear();
+    Candidate hand{built.schedule, {}};
+    if (const schedules::Schedule *s = schedules::find_schedule(built.schedule)) {
+        hand.params = s->attention_search_space(context_for(bucket, target)).defaults();
     }
-    return {built, hand};
+    for (const auto &[name, value] : built.tuning) hand.params[name] = value;
+    return {bucket, hand};
 }
 
 }  // namespace attngen::tuner

@@ -39,10 +39,10 @@ struct TuneOptions {
 bool gpu_target(const std::string &target);
 
 // The hand default that tuned kernels are measured against: the kernel the default build runs
-// for the shape (default_build_bucket: generic head dims unless 64 or 128), with the default
-// schedule's default parameters (cpu_fused, or cuda_fused on a GPU, as the runtime picks) and
-// the build's own additions to them (default_build_params).
-std::pair<Bucket, Candidate> hand_default(const TuneShape &shape, const std::string &target);
+// for the shape (default_kernel in tune_shape.h), its schedule with every parameter at the value
+// the build compiles it with (the schedule's defaults and the variant's own tuning), as a
+// candidate in the bucket of that kernel.
+std::pair<Variant, Candidate> hand_default(const TuneShape &shape, const std::string &target);
 
 struct Progress {
     int bucket = 0, buckets = 0;

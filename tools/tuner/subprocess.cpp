@@ -43,8 +43,8 @@ Measurement failure(Measurement::Outcome outcome, const std::string &detail) {
 
 }  // namespace
 
-Measurement measure_in_child(const Bucket &bucket, const TuneShape &shape,
-                             const Candidate &candidate, const std::string &target,
+Measurement measure_in_child(const Variant &kernel, const TuneShape &shape,
+                             const std::string &target,
                              const MeasureOptions &options, double timeout_seconds) {
     int fds[2];
     if (pipe(fds) != 0) return failure(Measurement::Outcome::kCrashed, "pipe() failed");
@@ -59,7 +59,7 @@ Measurement measure_in_child(const Bucket &bucket, const TuneShape &shape,
         close(fds[0]);
         Measurement m;
         try {
-            m = measure(bucket, shape, candidate, target, options);
+            m = measure(kernel, shape, target, options);
         } catch (const std::exception &e) {
             m = failure(Measurement::Outcome::kCompileFailed, e.what());
         }

@@ -9,8 +9,8 @@
 
 namespace attngen::tuner {
 
-Measurement measure_in_child(const Bucket &bucket, const TuneShape &shape,
-                             const Candidate &candidate, const std::string &target,
+Measurement measure_in_child(const Variant &kernel, const TuneShape &shape,
+                             const std::string &target,
                              const MeasureOptions &options, double timeout_seconds);
 
 }  // namespace attngen::tuner

@@ -3,15 +3,17 @@
 #include <cstdlib>
 #include <sstream>
 
-namespace attngen::tuner {
+#include "Halide.h"
+#include "kernel_choice.h"
 
-std::string Bucket::key() const {
-    std::string k = "attention";
-    if (causal) k += "_causal";
-    k += "_dk" + std::to_string(d_k) + "_dv" + std::to_string(d_v);
-    if (max_queries > 0) k += "_q" + std::to_string(max_queries);
-    return k;
-}
+namespace attngen::detail {
+// Generated from the build's variant table (tools/tuner/CMakeLists.txt): its kernels, without
+// entry points, and its schedules' facts.
+std::vector<Kernel> build_kernel_variants();
+std::vector<ScheduleInfo> schedule_infos();
+}  // namespace attngen::detail
+
+namespace attngen::tuner {
 
 bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *error) {
     TuneShape s;
@@ -80,42 +82,54 @@ double TuneShape::flops() const {
     return causal ? f / 2 : f;
 }
 
-Bucket TuneShape::bucket() const {
-    Bucket b;
-    b.causal = causal;
-    b.d_k = static_cast<int>(d_k);
-    b.d_v = static_cast<int>(d_v);
-    b.max_queries = nq <= kDecodeQueries ? kDecodeQueries : nq <= kShortQueries ? kShortQueries : 0;
-    return b;
+MaskSpec TuneShape::mask() const {
+    MaskSpec mask;
+    mask.causal = causal;
+    return mask;
 }
 
-Bucket default_build_bucket(const TuneShape &shape) {
-    Bucket b;
-    b.causal = shape.causal;
-    const bool specialized = shape.d_k == shape.d_v && (shape.d_k == 64 || shape.d_k == 128);
-    b.d_k = specialized ? static_cast<int>(shape.d_k) : 0;
-    b.d_v = specialized ? static_cast<int>(shape.d_v) : 0;
-    b.max_queries = shape.nq <= kDecodeQueries ? kDecodeQueries : 0;
-    // Head dim 64 has decode kernels for up to two queries without the causal mask and up to
-    // eight with it (kernels/CMakeLists.txt); the other counts below eight run in the d64
-    // kernel, which outranks the generic decode kernel.
-    if (b.max_queries > 0 && shape.d_k == 64 && shape.d_v == 64) {
-        b.max_queries = shape.causal ? kDecodeQueries : shape.nq <= 2 ? 2 : 0;
+Variant default_kernel(const TuneShape &shape, const std::string &target) {
+    detail::KernelRequest request;
+    request.op = Op::kAttention;
+    request.mask = shape.mask();
+    request.heads = shape.heads;
+    request.kv_heads = shape.kv_heads;
+    request.d_k = shape.d_k;
+    request.d_v = shape.d_v;
+    request.queries = shape.nq;
+    request.keys = shape.nk;
+    request.cuda = Halide::Target(target).has_gpu_feature();
+    static const std::vector<Kernel> table = detail::build_kernel_variants();
+    static const std::vector<ScheduleInfo> schedules = detail::schedule_infos();
+    std::string schedule;
+    const Kernel *kernel = nullptr;
+    if (!detail::default_schedule(request, schedules, table, &schedule).ok() ||
+        !detail::choose_kernel(request, schedule, table, [](const Kernel &) { return true; },
+                               &kernel)
+             .ok()) {
+        return Variant{};
     }
-    return b;
+    return kernel->variant;
 }
 
-int long_sequence_keys(int64_t head_dim) {
-    return head_dim == 64 ? 32768 : head_dim == 128 ? 8192 : 0;
+Variant bucket_of(const TuneShape &shape, const std::string &target) {
+    Variant bucket = default_kernel(shape, target);
+    bucket.d_k = static_cast<int>(shape.d_k);
+    bucket.d_v = static_cast<int>(shape.d_v);
+    if (bucket.max_queries == 0 && shape.nq <= kShortQueries) bucket.max_queries = kShortQueries;
+    bucket.schedule.clear();
+    bucket.tuning.clear();
+    bucket.tuned_for.clear();
+    return bucket;
 }
 
-std::map<std::string, int> default_build_params(const TuneShape &shape) {
-    const Bucket b = default_build_bucket(shape);
-    const int long_keys = long_sequence_keys(b.d_k);
-    if (!b.causal && b.max_queries == 0 && long_keys > 0 && shape.nk >= long_keys) {
-        return {{"key_block", 1024}};
-    }
-    return {};
+std::string bucket_key(const Variant &b) {
+    std::string k = op_name(b.op);
+    if (b.mask != MaskSpec{}) k += "_" + b.mask.to_string();
+    k += "_dk" + std::to_string(b.d_k) + "_dv" + std::to_string(b.d_v);
+    if (b.max_queries > 0) k += "_q" + std::to_string(b.max_queries);
+    if (b.min_keys > 0) k += "_k" + std::to_string(b.min_keys);
+    return k;
 }
 
 std::vector<std::string> default_shape_specs() {

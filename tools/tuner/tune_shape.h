@@ -2,28 +2,18 @@
 //
 // A shape is written "b=1,h=8,kv=2,nq=17,nk=30000,d=64,dv=96,causal": b batch elements (1), h
 // query heads (8), kv key/value heads (h), nq queries, nk keys (nq), d head dim of queries and
-// keys (64), dv head dim of values (d); causal is a flag. The bucket is what a compiled kernel
-// specializes: the mask, the head dims, and how many queries it serves (decode steps, short
-// query runs, or any). Shapes of one bucket are tuned together, for one kernel.
+// keys (64), dv head dim of values (d); causal is a flag. A bucket is what a compiled kernel is
+// specialized to, as a variant without schedule or tuning (attngen/variant.h); shapes of one
+// bucket are tuned together, for one kernel.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "attngen/variant.h"
+
 namespace attngen::tuner {
-
-struct Bucket {
-    bool causal = false;
-    int d_k = 0, d_v = 0;
-    int max_queries = 0;  // 0: any number of queries.
-
-    // "attention_causal_dk64_dv64_q8": stable, used as the key in tuning databases.
-    std::string key() const;
-    bool operator<(const Bucket &o) const { return key() < o.key(); }
-    bool operator==(const Bucket &o) const { return key() == o.key(); }
-};
 
 struct TuneShape {
     int64_t batch = 1, heads = 8, kv_heads = 0, nq = 0, nk = 0, d_k = 64, d_v = 0;
@@ -35,26 +25,29 @@ struct TuneShape {
     std::string spec() const;
     // Floating-point operations of one call (4 B H Nq Nk d, half when causal).
     double flops() const;
-    Bucket bucket() const;
+    MaskSpec mask() const;
 };
 
-// The kernel that the default build (kernels/CMakeLists.txt) runs for a shape with cpu_fused:
-// head dims 64 and 128 are specialized, others generic (0); decode steps have their own kernels.
-// It is the "hand default" that tuned kernels are measured against.
-Bucket default_build_bucket(const TuneShape &shape);
-
-// The parameters that the default build compiles that kernel with beyond the schedule's
-// defaults: its kernels for long sequences (long_sequence_keys) walk the
-// keys in blocks of 1024 (key_block).
-std::map<std::string, int> default_build_params(const TuneShape &shape);
-
-// Query counts that get their own kernels: decode steps (one to a few tokens against a cache)
-// and short runs of queries (a chunk of a prompt, speculative decoding).
-constexpr int kDecodeQueries = 8;
+// Queries up to which a run of queries (a chunk of a prompt, speculative decoding) gets a tuned
+// kernel of its own, apart from the kernel for any number of queries: such calls fill few of a
+// block's query rows, and what wins for them (the key-block path at Nq 17 against 30000 keys) can
+// lose on long prompts.
 constexpr int kShortQueries = 64;
-// The key count from which the default build runs its kernel for long sequences of a head dim
-// (MIN_KEYS in kernels/CMakeLists.txt), or 0 where it has none.
-int long_sequence_keys(int64_t head_dim);
+
+// The variant of the kernel that the default build runs for the shape on `target` (a CUDA
+// target picks among the CUDA schedules): the dispatch's own rules (runtime/src/kernel_choice.h)
+// over the build's variant table (kernels/variants.txt) and its schedules, without the kernels of
+// tuning databases. It is the "hand default" that tuned kernels are measured against. Empty
+// schedule if the table has none.
+Variant default_kernel(const TuneShape &shape, const std::string &target);
+
+// The bucket of a shape: its default kernel's variant specialized to the shape's head dims, with
+// the query bound of that kernel, else kShortQueries for a short run of queries; no schedule, no
+// tuning.
+Variant bucket_of(const TuneShape &shape, const std::string &target);
+
+// "attention_causal_dk64_dv64_q8": stable, the bucket's name in progress lines and caches.
+std::string bucket_key(const Variant &bucket);
 
 // The shapes that `attngen tune` and the build tune by default: head dims the hand-written
 // defaults were not written for (80, 96, 256), a short run of queries against a long cache,

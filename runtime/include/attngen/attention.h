@@ -53,7 +53,6 @@ Status attention(const AttentionArgs &args, CallInfo *info = nullptr);
 // this library's dispatch. A kernel that does not fit the call (another mask or head dim, no
 // probabilities output when probs is requested, ...) is an kInvalidArgument status; the
 // schedule field of args is ignored.
-Status attention(const AttentionArgs &args, const KernelDescriptor &kernel,
-                 CallInfo *info = nullptr);
+Status attention(const AttentionArgs &args, const Kernel &kernel, CallInfo *info = nullptr);
 
 }  // namespace attngen

@@ -32,7 +32,7 @@ struct MhaConfig {
     std::string schedule;        // A schedule name; empty picks the fastest one compiled.
     // A kernel compiled elsewhere (attngen_add_kernel in another project) to run instead of
     // this library's dispatch; schedule is then ignored. It must outlive the layer.
-    const KernelDescriptor *kernel = nullptr;
+    const Kernel *kernel = nullptr;
 };
 
 class MultiHeadAttention {
@@ -63,7 +63,7 @@ class MultiHeadAttention {
     bool causal_ = false;
     float scale_ = 1.0f;
     std::string schedule_;
-    const KernelDescriptor *kernel_ = nullptr;
+    const Kernel *kernel_ = nullptr;
     // Contiguous copies in the shapes documented above.
     std::vector<float> w_q_, w_k_, w_v_, w_o_, b_q_, b_k_, b_v_, b_o_;
 };

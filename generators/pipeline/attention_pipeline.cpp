@@ -1,0 +1,115 @@
+#include "attention_pipeline.h"
+
+#include "algorithm/mask.h"
+
+namespace attngen::pipeline {
+
+using Halide::Expr;
+
+namespace {
+
+// A variant's specialized extent, else the buffer's.
+Expr param_or(int value, const Expr &runtime_value) {
+    return value > 0 ? Expr(value) : runtime_value;
+}
+
+}  // namespace
+
+Estimates Estimates::of(const Variant &v) {
+    Estimates e;
+    if (v.heads > 0) e.heads = e.kv_heads = v.heads;
+    if (v.kv_heads > 0) e.kv_heads = v.kv_heads;
+    if (v.max_queries > 0) e.queries = v.max_queries;
+    if (v.keys_estimate > 0) e.keys = v.keys_estimate;
+    if (v.d_k > 0) e.d_k = v.d_k;
+    if (v.d_v > 0) e.d_v = v.d_v;
+    return e;
+}
+
+AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Target &target,
+                                     const AttentionInputs &in, bool autoscheduled)
+    : variant_(variant), inputs_(in) {
+    for (Halide::ImageParam p : {in.q, in.k, in.v, in.key_lengths}) {
+        for (int d = 0; d < p.dimensions(); d++) p.dim(d).set_min(0);
+    }
+    if (variant.d_k > 0) {
+        in.q.dim(0).set_extent(variant.d_k);
+        in.k.dim(0).set_extent(variant.d_k);
+    }
+    if (variant.d_v > 0) in.v.dim(0).set_extent(variant.d_v);
+    if (variant.heads > 0) in.q.dim(2).set_extent(variant.heads);
+    if (variant.kv_heads > 0) {
+        in.k.dim(2).set_extent(variant.kv_heads);
+        in.v.dim(2).set_extent(variant.kv_heads);
+    }
+
+    algorithm::AttentionShape shape;
+    shape.nq = in.q.dim(1).extent();
+    shape.nk = in.k.dim(1).extent();
+    shape.d_k = param_or(variant.d_k, in.q.dim(0).extent());
+    shape.d_v = param_or(variant.d_v, in.v.dim(0).extent());
+    shape.heads = param_or(variant.heads, in.q.dim(2).extent());
+    shape.kv_heads = param_or(variant.kv_heads, in.k.dim(2).extent());
+    const algorithm::KeyMask mask =
+        algorithm::define_key_mask(variant.mask, in.key_lengths, shape.nq, shape.nk);
+    if (!autoscheduled) {
+        schedule_ = &schedules::schedule_or_error(variant.schedule);
+        ctx_ = schedules::make_context(target, variant);
+        online_ = schedule_->uses_online_softmax(ctx_);
+    }
+    if (online_) {
+        const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
+        online_funcs_ = algorithm::define_online_attention(in.q, in.k, in.v, mask, shape, in.scale,
+                                                           layout.key_block, layout.query_group,
+                                                           layout.key_splits);
+    } else {
+        composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale);
+    }
+}
+
+Halide::Func AttentionPipeline::out() const {
+    return online_ ? online_funcs_.out : composed_.out;
+}
+
+Halide::Func AttentionPipeline::lse() const {
+    return online_ ? online_funcs_.lse : composed_.lse;
+}
+
+Halide::Func AttentionPipeline::probs() const {
+    return online_ ? online_funcs_.probs : composed_.probs;
+}
+
+void AttentionPipeline::constrain_outputs(Halide::OutputImageParam out,
+                                          Halide::OutputImageParam lse,
+                                          std::optional<Halide::OutputImageParam> probs) {
+    for (Halide::OutputImageParam p : {out, lse}) {
+        for (int d = 0; d < p.dimensions(); d++) p.dim(d).set_min(0);
+    }
+    if (probs) {
+        for (int d = 0; d < probs->dimensions(); d++) probs->dim(d).set_min(0);
+    }
+    if (variant_.d_v > 0) out.dim(0).set_extent(variant_.d_v);
+}
+
+void AttentionPipeline::set_estimates(const Estimates &e) {
+    inputs_.q.set_estimates({{0, e.d_k}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
+    inputs_.k.set_estimates({{0, e.d_k}, {0, e.keys}, {0, e.kv_heads}, {0, e.batch}});
+    inputs_.v.set_estimates({{0, e.d_v}, {0, e.keys}, {0, e.kv_heads}, {0, e.batch}});
+    inputs_.key_lengths.set_estimates({{0, e.batch}});
+    out().set_estimates({{0, e.d_v}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
+    lse().set_estimates({{0, e.queries}, {0, e.heads}, {0, e.batch}});
+    if (variant_.probs) {
+        probs().set_estimates({{0, e.keys}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
+    }
+}
+
+void AttentionPipeline::schedule() {
+    if (schedule_ == nullptr) return;
+    if (online_) {
+        schedule_->online_attention(online_funcs_, variant_.probs, ctx_);
+    } else {
+        schedule_->attention(composed_, variant_.probs, ctx_);
+    }
+}
+
+}  // namespace attngen::pipeline

@@ -1,0 +1,63 @@
+// The attention pipeline of a variant: the keys its mask allows (algorithm/mask.h), the
+// formulation its schedule asks for (the composed stages of algorithm/attention.h, or the online
+// softmax of algorithm/online_attention.h), the buffer contract and the autoschedulers'
+// estimates. The attention generator and the tuner's JIT kernels both build their pipelines
+// here, so that the kernel a tuning measured is the kernel the build compiles, and this is the
+// one place that chooses between the two formulations.
+#pragma once
+
+#include <optional>
+
+#include "Halide.h"
+#include "algorithm/attention.h"
+#include "algorithm/online_attention.h"
+#include "attngen/variant.h"
+#include "schedule.h"
+
+namespace attngen::pipeline {
+
+struct AttentionInputs {
+    Halide::ImageParam q, k, v;      // float32 [B, H, Nq, d_k], [B, H_kv, Nk, d_k], ... (Halide order)
+    Halide::ImageParam key_lengths;  // int32 [B].
+    Halide::Expr scale;
+};
+
+// The extents that Halide's autoschedulers plan for (the variant's own where it is specialized).
+struct Estimates {
+    int batch = 1, heads = 8, kv_heads = 8, queries = 1024, keys = 1024, d_k = 64, d_v = 64;
+    static Estimates of(const Variant &variant);
+};
+
+class AttentionPipeline {
+  public:
+    // Defines the pipeline and constrains the inputs: zero mins everywhere, and the extents the
+    // variant is specialized to, so that a call with other extents is an error rather than a
+    // wrong answer. autoscheduled: one of Halide's autoschedulers will schedule it (the composed
+    // formulation; schedule() then does nothing).
+    AttentionPipeline(const Variant &variant, const Halide::Target &target,
+                      const AttentionInputs &inputs, bool autoscheduled);
+
+    Halide::Func out() const;
+    Halide::Func lse() const;
+    Halide::Func probs() const;
+
+    // The same contract for the outputs (probs only for a variant with probs), and the
+    // estimates of every input and output.
+    void constrain_outputs(Halide::OutputImageParam out, Halide::OutputImageParam lse,
+                           std::optional<Halide::OutputImageParam> probs);
+    void set_estimates(const Estimates &estimates);
+
+    // Applies the variant's schedule; nothing for an autoscheduled pipeline.
+    void schedule();
+
+  private:
+    Variant variant_;
+    AttentionInputs inputs_;
+    const schedules::Schedule *schedule_ = nullptr;
+    schedules::Context ctx_;
+    bool online_ = false;
+    algorithm::AttentionFuncs composed_;
+    algorithm::OnlineAttentionFuncs online_funcs_;
+};
+
+}  // namespace attngen::pipeline

@@ -1,0 +1,91 @@
+// A kernel variant: everything that tells one compiled kernel from another. The build's table
+// (kernels/variants.txt), attngen_add_kernel, the generators, the registry, the dispatch, the
+// tuner and `attngen list` all describe a kernel by this one value, written as a spec:
+//
+//   op:attention,storage:f32,mask:causal,d_k:64,d_v:64,max_queries:8,schedule:cpu_fused
+//
+// Items are key:value pairs separated by commas, in any order; keys left out take their
+// defaults (below). tuning comes last and holds the schedule's parameters joined by '+'
+// (tuning:key_block:1024+value_rows:4). A spec has no spaces and no '=', so that it passes
+// unchanged through CMake lists, generator arguments and file names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "attngen/status.h"
+#include "attngen/tensor.h"
+
+namespace attngen {
+
+// What a kernel computes: the composed attention, the multi-head layer, or one stage alone.
+enum class Op { kAttention, kMha, kProjection, kScores, kSoftmax, kWeightedSum };
+
+// "attention", "mha", "projection", "scores", "softmax", "weighted_sum".
+const char *op_name(Op op);
+
+// Which keys a query may see besides the keys within each batch element's key_lengths, which
+// every kernel honours. A mask kind is a field here; generators/algorithm/mask.cpp turns the
+// spec into the range of keys of each query.
+struct MaskSpec {
+    // Bottom-right aligned causal mask: query i sees key j iff j <= i + Nk - Nq.
+    bool causal = false;
+
+    // Whether the allowed keys depend on the query, not only on its batch element: reductions
+    // over keys then get a band of per-query bounds (generators/algorithm/mask.h), and schedules
+    // that vectorize across queries lay it out apart from the dense part.
+    bool varies_by_query() const { return causal; }
+
+    bool operator==(const MaskSpec &o) const { return causal == o.causal; }
+    bool operator!=(const MaskSpec &o) const { return !(*this == o); }
+    // "none", or the mask kinds joined by '+': "causal".
+    std::string to_string() const;
+};
+
+struct Variant {
+    Op op = Op::kAttention;
+    // The element type of q, k, v and out (of x, memory, the weights and y for mha).
+    DType storage = DType::kFloat32;
+    MaskSpec mask;
+    // Whether an attention kernel also writes the probabilities.
+    bool probs = false;
+    // 0 where the kernel takes any value, read from the buffers at run time; otherwise the value
+    // the kernel is specialized to (a call with another value goes to another kernel).
+    int heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
+    // 0 where the kernel serves any number of queries; otherwise the most it is meant for (a
+    // decode kernel). The dispatch prefers such a kernel for calls it fits.
+    int max_queries = 0;
+    // 0 where the kernel serves any number of keys; otherwise the fewest it is meant for (a
+    // kernel for long sequences). The dispatch prefers such a kernel for calls it fits.
+    int min_keys = 0;
+    // The key count that one of Halide's autoschedulers plans the kernel for (0: 1024).
+    int keys_estimate = 0;
+    // A schedule of schedules/, or one of Halide's autoschedulers.
+    std::string schedule;
+    // Schedule parameters that override the schedule's defaults, by name.
+    std::map<std::string, int> tuning;
+    // The Halide target the tuning was measured for: in a kernel compiled for several targets,
+    // only that target's code takes it, and the others keep the schedule's defaults. Empty: all.
+    std::string tuned_for;
+
+    // The spec, with every item that differs from the defaults (op, storage, mask and schedule
+    // always), in the order of the fields above.
+    std::string to_string() const;
+    // Parses a spec; on failure an InvalidArgument status that names the item.
+    static Status parse(const std::string &spec, Variant *variant);
+
+    // How many properties of a call the kernel is specialized to (heads, head dims, query and
+    // key bounds): the dispatch prefers the kernel specialized to more of them.
+    int specialization() const;
+
+    bool operator==(const Variant &o) const;
+    bool operator!=(const Variant &o) const { return !(*this == o); }
+};
+
+// "key_block:1024+value_rows:4" (the spec's form of tuning) and back. parse_tuning also takes
+// "key_block=1024,value_rows=4", the form attngen_add_kernel's TUNING and the tuner print.
+std::string format_tuning(const std::map<std::string, int> &tuning);
+Status parse_tuning(const std::string &text, std::map<std::string, int> *tuning);
+
+}  // namespace attngen

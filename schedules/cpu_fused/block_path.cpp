@@ -1,0 +1,143 @@
+#include "paths.h"
+
+#include "algorithm/dims.h"
+
+namespace attngen::schedules::cpu_fused {
+
+using Halide::Func;
+using Halide::Stage;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// The block path: attention for blocks of block_q query rows. Everything a block needs (its
+// scores, weights and row statistics, vectorized across the block's queries) is computed inside
+// the loop over blocks; no Nq x Nk buffer exists. P V runs in register tiles of one of two
+// shapes (FusedParams::features_tile), one per tile of the output.
+void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &p) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    const int bq = p.query_vectors * vec;
+    const bool feature_tiles = p.features_tile != 0;
+    // Value features per output tile.
+    const int tile_e = feature_tiles ? p.value_vectors * vec : p.value_tile;
+    Var io("io"), ii("ii"), eo("eo"), ei("ei"), iq("iq"), ir("ir"), eu("eu"), el("el");
+
+    // Blocks of queries; blocks, heads and batch elements are all parallel loops, so that two
+    // threads find work whether a call has many heads, many batch elements or one long
+    // sequence. When Nq and d_v divide the block and tile sizes (the common case), a
+    // specialization drops every tail check from the inner loops.
+    Func out = f.out;
+    auto block_loops = [&](Stage s, TailStrategy tail) {
+        s.split(v.i, io, ii, bq, tail).split(v.e, eo, ei, tile_e, tail);
+        if (feature_tiles) {
+            // Tiles of value_rows queries by tile_e features, stored as whole vectors of a row.
+            s.split(ii, iq, ir, p.value_rows, tail)
+                .split(ei, eu, el, vec, tail)
+                .reorder(el, eu, ir, eo, iq, io, v.h, v.b)
+                .vectorize(el)
+                .unroll(eu)
+                .unroll(ir);
+        } else {
+            s.reorder(ii, ei, eo, io, v.h, v.b).vectorize(ii).unroll(ei);
+        }
+        s.parallel(io).parallel(v.h).parallel(v.b);
+    };
+    block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % tile_e == 0),
+                TailStrategy::RoundUp);
+    block_loops(out, kGuard);
+    // The log-sum-exp (and the probabilities) of a block come from the same row statistics,
+    // so they are computed in the same loop over blocks.
+    Func lse = f.lse;
+    lse.split(v.i, io, ii, bq, kGuard)
+        .reorder(ii, io, v.h, v.b)
+        .vectorize(ii)
+        .parallel(io)
+        .parallel(v.h)
+        .parallel(v.b);
+    lse.compute_with(out, io);
+    if (with_probs) {
+        Func probs = f.probs;
+        probs.split(v.i, io, ii, bq, kGuard)
+            .reorder(ii, v.j, io, v.h, v.b)
+            .vectorize(ii)
+            .parallel(io)
+            .parallel(v.h)
+            .parallel(v.b);
+        probs.compute_with(out, io);
+    }
+
+    // The block's queries transposed (query index fastest) for vector loads across queries.
+    Func qt = f.scores.q.in(f.scores.dot);
+    Var qd = qt.args()[0], qi = qt.args()[1];
+    qt.compute_at(out, io).reorder_storage(qi, qd).reorder(qi, qd).vectorize(qi, vec, kGuard);
+
+    // The block's scores, query index fastest, computed in register tiles of
+    // block_q x key_tile. With at least one tile of keys the last tile shifts inwards and
+    // recomputes a few scores rather than guarding every key of every tile.
+    Func dot = f.scores.dot;
+    Func dot_block = dot.in();
+    dot_block.compute_at(out, io).reorder_storage(v.i, v.j);
+    schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
+
+    // Row statistics, vectorized across the block's queries. The key loops sit inside the
+    // vectorized query loop so that their bounds, the same for every query of a causal group,
+    // trim the loops instead of masking each lane.
+    auto &sm = f.softmax;
+    sm.row_max.compute_at(out, io).vectorize(v.i, bq, kGuard);
+    sm.row_max.update(0).reorder(sm.max_keys, v.i).vectorize(v.i, bq, kGuard);
+    sm.weights.compute_at(out, io).reorder_storage(v.i, v.j).reorder(v.i, v.j).vectorize(v.i, bq,
+                                                                                         kGuard);
+    sm.row_sum.compute_at(out, io).vectorize(v.i, bq, kGuard);
+    sm.row_sum.update(0).reorder(sm.sum_keys, v.i).vectorize(v.i, bq, kGuard);
+    // The causal band: at most kCausalGroup keys per block, masked per query.
+    if (f.mask.has_band()) {
+        sm.row_max.update(1).reorder(v.i, sm.max_band).vectorize(v.i, bq, kGuard);
+        sm.row_sum.update(1).reorder(v.i, sm.sum_band).vectorize(v.i, bq, kGuard);
+    }
+
+    // P V, one register tile per output tile.
+    Func acc = f.weighted_sum.acc;
+    if (feature_tiles) {
+        // The block's accumulators live at the block (d_v x block_q floats), so that P V can take
+        // its keys in chunks outside the tiles; within a chunk a tile's accumulators stay in
+        // registers. Calls whose values fit the cache run the keys in one piece.
+        acc.compute_at(out, io).reorder_storage(v.e, v.i).bound_storage(v.i, bq).vectorize(v.e, vec,
+                                                                                           kGuard);
+        Var et("et"), ef("ef");
+        const Halide::RVar keys = f.weighted_sum.keys;
+        auto pv_tiles = [&](Stage s) -> Stage {
+            return s.split(v.i, iq, ir, p.value_rows, kGuard)
+                .split(v.e, et, ef, tile_e, kGuard)
+                .split(ef, eu, el, vec, kGuard)
+                .vectorize(el)
+                .unroll(eu)
+                .unroll(ir);
+        };
+        if (p.value_key_chunk > 0) {
+            Halide::RVar kc("kc"), ki("ki");
+            pv_tiles(acc.update(0).specialize(f.shape.nk * f.shape.d_v >
+                                              FusedParams::kChunkedValueFloats))
+                .split(keys, kc, ki, p.value_key_chunk, kGuard)
+                .reorder(el, eu, ir, ki, et, iq, kc);
+        }
+        pv_tiles(acc.update(0)).reorder(el, eu, ir, keys, et, iq);
+    } else {
+        // Per key: query_vectors vector loads of weights, value_tile broadcasts of values.
+        acc.compute_at(out, eo)
+            .reorder_storage(v.i, v.e)
+            .bound_storage(v.i, bq)
+            .bound_storage(v.e, p.value_tile)
+            .vectorize(v.i, bq, kGuard)
+            .unroll(v.e);
+        acc.update(0).reorder(v.e, f.weighted_sum.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
+        if (f.mask.has_band()) {
+            acc.update(1)
+                .reorder(v.i, v.e, f.weighted_sum.band)
+                .vectorize(v.i, bq, kGuard)
+                .unroll(v.e);
+        }
+    }
+}
+
+}  // namespace attngen::schedules::cpu_fused

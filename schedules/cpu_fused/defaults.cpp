@@ -1,0 +1,115 @@
+// The defaults of cpu_fused's parameters as data. Each row names a parameter, the targets and
+// kernels it applies to, its value and the measurement behind it; later rows that apply override
+// earlier ones. The tuner starts from these values, and an untuned build runs them.
+#include <string>
+#include <vector>
+
+#include "params.h"
+
+namespace attngen::schedules::cpu_fused {
+
+namespace {
+
+// Where a default applies; a field at 0 (or false) stands for any value.
+struct Scope {
+    int vector_registers = 0;  // Targets with this many vector registers (16 or 32).
+    int queries_up_to = 0;     // Kernels for at most this many queries (max_queries 1..this).
+};
+
+struct DefaultRow {
+    const char *param;
+    Scope scope;
+    int value;
+    const char *reason;
+};
+
+constexpr Scope kAll{};
+constexpr Scope k16Registers{16, 0};
+// Up to this many queries the decode path wins: the block path would fill at most a quarter of
+// the lanes of one block.
+constexpr Scope kDecodeKernels{0, 8};
+
+const std::vector<DefaultRow> &rows() {
+    static const std::vector<DefaultRow> table = {
+        {"query_vectors", kAll, 2,
+         "2 AVX-512 vectors = 32 rows: 32 x 4096 floats (512 KiB) of scores and as much of "
+         "weights stay within the 1 MiB L2 for Nk up to 4096, and the block divides "
+         "kCausalGroup so that causal blocks see uniform dense bounds (2-core Zen 4, B1 H8 "
+         "N2048 d64)"},
+        {"key_tile", kAll, 6,
+         "2 x 6 = 12 zmm accumulators plus 2 query vectors and a broadcast fit the 32 registers "
+         "with room for the loads in flight; 8 spilled at block_q = 64 and ran 15% slower at "
+         "block_q = 32"},
+        {"features_tile", kAll, 0,
+         "vectorized across the queries, the only P V tile for masks that vary by query (its key "
+         "loop sits inside the vectorized query loop, where the causal bounds trim it); params.cpp "
+         "takes feature tiles where whole tiles divide a specialized d_v. AVX-512, 2 threads: B1 "
+         "H8 N2048 d64 43.7 ms with feature tiles and 44.7 ms without, B1 H16 N4096 d64 348 and "
+         "352 ms, B1 H8 N1024 d128 21.4 and 22.2 ms; but d80 13.9 and 13.7 ms, and with d_v read "
+         "at run time (80) 17.6 and 13.7 ms: a partial tile of features costs more than it saves"},
+        {"value_tile", kAll, 8,
+         "block_q x 8 accumulators, 16 of 32 zmm registers"},
+        {"value_tile", k16Registers, 4,
+         "2 x 8 accumulators spilled with 16 vector registers (AVX2, B1 H8 N1024 d64: 22.8 ms "
+         "with 8, 12.5 with 4; causal 17.9 and 14.0 ms)"},
+        {"split_keys", kAll, 0,
+         "the block path for kernels that serve any number of queries; kernels for a bounded "
+         "number of queries above the decode kernels' may take the decode path (the tuner "
+         "decides)"},
+        {"split_keys", kDecodeKernels, 1,
+         "up to 8 queries the block path would fill at most a quarter of the lanes of one block: "
+         "the decode path organizes the work around the keys"},
+        {"decode_key_chunk", kAll, 2048,
+         "at B1 H32 Nk4096 d128 on two threads, 2048 keys (a task of the scores pass streams 1 MiB "
+         "of keys, one of the P V pass 1 MiB of values) took 3.20 ms against 3.40 with 1024, 3.28 "
+         "with 1536 and 3.26 with 4096 (medians of 10 interleaved rounds, each started when a "
+         "plain read ran above 46 GB/s; a second run of 6 rounds: 3.17 against 3.35 ms); two "
+         "tasks per head at Nk 4096 still leave work for every thread"},
+        {"decode_key_unroll", kAll, 2,
+         "four keys took 2-3% longer than two (B1 H32 d128 on two threads, Nk 4096 and 3000); one "
+         "failed the correctness check at run time"},
+        {"key_block", kAll, 0,
+         "the block path: the online merge costs exponentials per output value and block, and at "
+         "Nk = 1024 the key-block path ran 3% slower (B1 H8 N1024 d80: 15.5 against 15.0 ms); "
+         "kernels for long sequences (kernels/variants.txt) take key blocks"},
+        {"key_splits", kAll, 1,
+         "one walk over the key blocks per group of queries"},
+        {"value_rows", kAll, 4,
+         "4 x 4 AVX-512 vectors (16 accumulators, 4 value vectors and a broadcast) ran 15% faster "
+         "than 4 x 2, 2 x 4 or 8 x 2 (B1 H8 Nq17 Nk30000 d64: 12.3 ms, where vectorizing P V "
+         "across queries took 15.0)"},
+        {"value_vectors", kAll, 4, "see value_rows"},
+        {"value_vectors", k16Registers, 2,
+         "4 x 2 vectors: 4 x 4 accumulators do not fit 16 vector registers"},
+        {"value_key_chunk", kAll, 256,
+         "each tile of value_rows queries reads every value row of the head; once a head's values "
+         "leave the L2 beside the block's scratch, chunks of 256 keys keep them in cache while the "
+         "block's tiles take turns (Zen 5, 2 threads, JIT: B1 H16 N4096 d64 226 -> 195 ms; 128, "
+         "512 and 1024 within 2%, 64 3% slower; B1 H8 N3072 d64 58.5 -> 53.4, N4096 d128 208 -> "
+         "194, N2048 d128 50.6 -> 48.4)"},
+    };
+    return table;
+}
+
+bool applies(const Scope &scope, const Context &ctx) {
+    if (scope.vector_registers > 0 && vector_registers(ctx.target) != scope.vector_registers) {
+        return false;
+    }
+    const int max_queries = ctx.variant.max_queries;
+    if (scope.queries_up_to > 0 && (max_queries <= 0 || max_queries > scope.queries_up_to)) {
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::map<std::string, int> default_values(const Context &ctx) {
+    std::map<std::string, int> values;
+    for (const DefaultRow &row : rows()) {
+        if (applies(row.scope, ctx)) values[row.param] = row.value;
+    }
+    return values;
+}
+
+}  // namespace attngen::schedules::cpu_fused

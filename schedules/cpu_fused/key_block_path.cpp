@@ -1,0 +1,137 @@
+#include "paths.h"
+
+#include "algorithm/dims.h"
+
+namespace attngen::schedules::cpu_fused {
+
+using Halide::Func;
+using Halide::Stage;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// The probabilities of the key-block path: recomputed scores, one row of keys per vector loop.
+namespace {
+
+void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ctx) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    Func probs = f.probs;
+    probs.compute_root().parallel(v.b).parallel(v.h).vectorize(v.j, vec, kGuard);
+    Func(f.probs_scores.dot).compute_at(probs, v.i).vectorize(v.j, vec, kGuard);
+    Func(f.probs_scores.dot).update().reorder(v.j, f.probs_scores.d).vectorize(v.j, vec, kGuard);
+}
+
+}  // namespace
+
+// The key-block path: the online softmax of algorithm/online_attention.h. A group of block_q
+// queries walks the keys key_block at a time, each block's scores, weights and weighted values
+// computed in the register tiles of the block path (vectorized across the group's queries) and
+// merged into the group's running maximum, sum and output. With key splits each split walks its
+// own run of blocks as a separate task, and a last merge adds the splits.
+void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &params) {
+    const auto &v = algorithm::dims();
+    const int vec = ctx.vector_width();
+    const int bq = f.query_group;
+    // The tiles of P V hold value_rows queries of a group. cpu_fused's own groups are whole
+    // vectors, which FusedParams checks value_rows against; cuda_fused's CPU entry brings its GPU
+    // kernel's groups (online_layout), down to max_queries queries in a decode kernel, and there
+    // the tiles take the largest number of rows up to value_rows that divides the group.
+    FusedParams p = params;
+    while (bq % p.value_rows != 0) p.value_rows--;
+    Func walk = f.key_splits > 1 ? f.split_state : f.running_grouped;
+    const std::vector<Var> args = walk.args();
+    const Var e = args[0], ii = args[1];
+    Var go("go"), gi("gi"), eo("eo"), ei("ei");
+
+    // One parallel task per group of queries (and head and batch element), as in the block
+    // path: the group's running state (3 x d_v x block_q floats) is computed inside the task and
+    // stays in cache, instead of a state for every query written, updated and read back across
+    // the whole call (at B16 H8 N128 that traffic cost more than the arithmetic).
+    Func out = f.out;
+    out.split(v.i, go, gi, bq, kGuard)
+        .reorder(v.e, gi, go, v.h, v.b)
+        .vectorize(v.e, vec, kGuard)
+        .parallel(go)
+        .parallel(v.h)
+        .parallel(v.b);
+    Func lse = f.lse;
+    lse.split(v.i, go, gi, bq, kGuard)
+        .reorder(gi, go, v.h, v.b)
+        .vectorize(gi, vec, kGuard)
+        .parallel(go)
+        .parallel(v.h)
+        .parallel(v.b);
+    lse.compute_with(out, go);
+
+    // The merge in the tiles of P V (below): value_rows queries by value_vectors vectors of
+    // value features, the running state stored with the features fastest as out is.
+    walk.compute_at(out, go).vectorize(e, vec, kGuard);
+    Halide::Stage update = walk.update();
+    Var io("io"), ir("ir"), eu("eu"), el("el");
+    update.split(ii, io, ir, p.value_rows)
+        .split(e, eo, ei, p.value_vectors * vec, kGuard)
+        .split(ei, eu, el, vec)
+        .reorder(el, eu, ir, eo, io, Halide::RVar(f.blocks))
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(ir);
+    if (f.key_splits > 1) {
+        // The splits of one group are parallel tasks inside its task: a call with fewer groups
+        // than threads (a few queries against a long cache) still keeps every thread busy.
+        update.parallel(args[2]);
+        Func running = f.running_grouped;
+        const std::vector<Var> rargs = running.args();
+        running.compute_at(out, go).vectorize(rargs[0], vec, kGuard);
+        running.update()
+            .reorder(rargs[0], rargs[1], Halide::RVar(f.splits))
+            .vectorize(rargs[0], vec, kGuard);
+    }
+
+    // Query rows past Nq read the last query (online_attention.h), so the block's stages may
+    // always compute the whole group: bound_extent(i, block_q) makes their row count a constant,
+    // which keeps the register tiles in registers and makes a group of 17 queries cost what one
+    // of 32 does instead of falling back to scalar code.
+    //
+    // A key block's queries, transposed (query index fastest) for vector loads across queries.
+    const Halide::RVar blocks(f.blocks);
+    Func qt = f.scores.q.in(f.scores.dot);
+    Var qd = qt.args()[0], qi = qt.args()[1];
+    qt.compute_at(walk, blocks)
+        .bound_extent(qi, bq)
+        .reorder_storage(qi, qd)
+        .reorder(qi, qd)
+        .vectorize(qi, bq);
+
+    // The block's scores in register tiles of block_q x key_tile, as in the block path.
+    Func dot = f.scores.dot;
+    Func dot_block = dot.in();
+    dot_block.compute_at(walk, blocks).bound_extent(v.i, bq).reorder_storage(v.i, v.j);
+    schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
+
+    // The block's maximum, weights and sum, vectorized across the group's queries. The maximum is
+    // stored query-fastest too: stored block-fastest (its first argument), every access was a
+    // gather or scatter (B1 H8 Nq17 Nk30000 d64: 19 to 15 ms).
+    const Var t = f.block_max.args()[0];
+    f.block_max.compute_at(walk, blocks)
+        .bound_extent(v.i, bq)
+        .reorder_storage(v.i, t)
+        .vectorize(v.i, bq);
+    f.block_max.update().reorder(v.i, f.block_keys_max).vectorize(v.i, bq);
+    f.block_weights.compute_at(walk, blocks)
+        .bound_extent(v.i, bq)
+        .reorder_storage(v.i, v.j)
+        .reorder(v.i, v.j)
+        .vectorize(v.i, bq);
+    f.block_sum.compute_at(walk, blocks).bound_extent(v.i, bq).vectorize(v.i, bq);
+    f.block_sum.update().reorder(v.i, f.block_keys_sum).vectorize(v.i, bq);
+
+    // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
+    // per tile of the merge.
+    f.block_acc.compute_at(walk, eo).bound_extent(v.i, p.value_rows);
+    schedule_feature_tile(f.block_acc, f.block_keys_acc, p, vec);
+
+    if (with_probs) schedule_online_probs(f, ctx);
+}
+
+}  // namespace attngen::schedules::cpu_fused

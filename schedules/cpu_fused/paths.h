@@ -1,0 +1,38 @@
+// The paths of cpu_fused and the register tiles they share. schedule.cpp picks a path from the
+// parameters (params.h): the block path (block_path.cpp), the decode path for a few queries
+// against many keys (decode_path.cpp) and the key-block path, an online softmax over blocks of
+// keys for long sequences (key_block_path.cpp).
+#pragma once
+
+#include "Halide.h"
+#include "params.h"
+#include "schedule.h"
+
+namespace attngen::schedules::cpu_fused {
+
+// Sequence lengths and head dims are arbitrary, so every split guards its tail unless a
+// specialization has made it whole.
+constexpr Halide::TailStrategy kGuard = Halide::TailStrategy::GuardWithIf;
+
+void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &p);
+void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &p);
+void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Context &ctx,
+                     const FusedParams &params);
+
+// The P V register tile of value_rows queries by value_vectors vectors of value features of acc
+// (the weighted values, features first), vectorized across the features. The caller places acc
+// and bounds its query rows.
+void schedule_feature_tile(Halide::Func acc, const Halide::RVar &keys, const FusedParams &p,
+                           int vec);
+
+// The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in
+// register tiles of bq x key_tile, query index fastest.
+void schedule_score_tiles(Halide::Func dot, Halide::Func dot_block, const Halide::RDom &d,
+                          const Halide::Expr &nk, int bq, const FusedParams &p);
+
+// The parameters that the autotuner may vary for this context, with their values and limits.
+SearchSpace search_space(const Context &ctx);
+
+}  // namespace attngen::schedules::cpu_fused

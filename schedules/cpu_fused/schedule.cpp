@@ -1,0 +1,94 @@
+// cpu_fused: scores, softmax and weighted sum computed per block of query rows, so that no
+// Nq x Nk buffer ever exists. Three paths, chosen by parameters (params.h): the block path (the
+// default), the decode path for a few queries against many keys, and the key-block path, an
+// online softmax over blocks of keys, for long key sequences. This file picks the path; each
+// path, the shared register tiles, the parameters, their defaults (as data) and the search space
+// have files of their own.
+#include <map>
+#include <string>
+
+#include "algorithm/dims.h"
+#include "cpu_gemm.h"
+#include "paths.h"
+
+namespace attngen::schedule_info {
+ScheduleInfo cpu_fused();  // info.cpp
+}
+
+namespace attngen::schedules {
+
+using cpu_fused::FusedParams;
+using cpu_fused::kGuard;
+using Halide::Func;
+
+namespace {
+
+class CpuFused final : public Schedule {
+  public:
+    ScheduleInfo info() const override { return schedule_info::cpu_fused(); }
+    void attention(algorithm::AttentionFuncs &f, bool with_probs,
+                   const Context &ctx) const override;
+    void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
+    bool uses_online_softmax(const Context &ctx) const override;
+    OnlineLayout online_layout(const Context &ctx) const override;
+    void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
+                          const Context &ctx) const override;
+    SearchSpace attention_search_space(const Context &ctx) const override {
+        return cpu_fused::search_space(ctx);
+    }
+    std::map<std::string, int> attention_params(const Context &ctx) const override {
+        return FusedParams(ctx).values();
+    }
+};
+
+void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
+    const FusedParams p(ctx);
+    if (p.split_keys != 0) {
+        cpu_fused::schedule_decode(f, with_probs, ctx, p);
+    } else {
+        cpu_fused::schedule_blocks(f, with_probs, ctx, p);
+    }
+}
+
+bool CpuFused::uses_online_softmax(const Context &ctx) const {
+    return FusedParams(ctx).key_block > 0;
+}
+
+Schedule::OnlineLayout CpuFused::online_layout(const Context &ctx) const {
+    const FusedParams p(ctx);
+    OnlineLayout layout;
+    layout.key_block = p.key_block;
+    layout.query_group = p.query_vectors * ctx.vector_width();
+    layout.key_splits = p.key_splits;
+    return layout;
+}
+
+void CpuFused::online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
+                                const Context &ctx) const {
+    cpu_fused::schedule_online(f, with_probs, ctx, FusedParams(ctx));
+}
+
+void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
+    // The projections are GEMMs on whole sequences (cpu_tiled's); the attention between them is
+    // fused per block of queries. The head outputs are concatenated into the rows that the
+    // output projection reads.
+    const auto &v = algorithm::dims();
+    const FusedParams p(ctx);
+    const GemmParams gemm = GemmParams::for_target(ctx.target);
+    for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) {
+        Func(proj->y).compute_root();
+        schedule_projection_gemm(*proj, ctx, gemm);
+    }
+    Func(f.attention.out).compute_root();
+    cpu_fused::schedule_blocks(f.attention, false, ctx, p);
+    Func(f.concat).compute_root().parallel(v.b).vectorize(v.o, ctx.vector_width(), kGuard);
+}
+
+}  // namespace
+
+const Schedule &registered_cpu_fused() {
+    static const CpuFused schedule;
+    return schedule;
+}
+
+}  // namespace attngen::schedules

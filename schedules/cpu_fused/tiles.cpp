@@ -1,0 +1,60 @@
+// The register tiles that the block path and the key-block path share.
+#include "paths.h"
+
+#include "algorithm/dims.h"
+
+namespace attngen::schedules::cpu_fused {
+
+using Halide::Func;
+using Halide::Stage;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// The P V register tile of value_rows queries by value_vectors vectors of value features of acc
+// (the weighted values, features first), vectorized across the features: per key, value_vectors
+// vector loads of its value row and value_rows broadcasts of weights. The caller places acc and
+// bounds its query rows.
+void schedule_feature_tile(Func acc, const Halide::RVar &keys, const FusedParams &p, int vec) {
+    const auto &v = algorithm::dims();
+    const Var e = acc.args()[0];
+    Var eu("eu"), el("el");
+    acc.bound_storage(e, p.value_vectors * vec)
+        .split(e, eu, el, vec, kGuard)
+        .reorder(el, eu, v.i)
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(v.i);
+    acc.update()
+        .split(e, eu, el, vec, kGuard)
+        .reorder(el, eu, v.i, keys)
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(v.i);
+}
+
+// The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
+// tiles of bq x key_tile, query index fastest. With at least one tile of keys the last tile
+// shifts inwards and recomputes a few scores rather than guarding every key of every tile.
+void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const Halide::Expr &nk,
+                          int bq, const FusedParams &p) {
+    const auto &v = algorithm::dims();
+    Var jo("jo"), ji("ji");
+    dot_block.specialize(nk >= p.key_tile)
+        .split(v.j, jo, ji, p.key_tile, TailStrategy::ShiftInwards)
+        .reorder(v.i, ji, jo)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(ji);
+    dot_block.split(v.j, jo, ji, p.key_tile, kGuard)
+        .reorder(v.i, ji, jo)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(ji);
+    dot.compute_at(dot_block, jo)
+        .reorder_storage(v.i, v.j)
+        .bound_storage(v.i, bq)
+        .bound_storage(v.j, p.key_tile)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.j, p.key_tile, kGuard);
+    dot.update().reorder(v.i, v.j, d).vectorize(v.i, bq, kGuard).unroll(v.j, p.key_tile, kGuard);
+}
+
+}  // namespace attngen::schedules::cpu_fused

@@ -1,0 +1,82 @@
+// reference: every stage computed over its whole domain before the next one starts
+// (compute_root), in plain serial loops. It is the slowest schedule and the simplest to trust, so
+// it anchors the tests of every other schedule.
+#include "schedule.h"
+
+namespace attngen::schedule_info {
+ScheduleInfo reference();  // info.cpp
+}
+
+namespace attngen::schedules {
+
+using Halide::Func;
+
+namespace {
+
+class Reference final : public Schedule {
+  public:
+    ScheduleInfo info() const override { return schedule_info::reference(); }
+    void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const override;
+    void scores(algorithm::ScoresFuncs &f, const algorithm::KeyMask &mask,
+                const Context &ctx) const override;
+    void softmax(algorithm::SoftmaxFuncs &f, const algorithm::KeyMask &mask,
+                 const Context &ctx) const override;
+    void weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyMask &mask,
+                      const Context &ctx) const override;
+    void attention(algorithm::AttentionFuncs &f, bool with_probs,
+                   const Context &ctx) const override;
+    void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
+};
+
+void Reference::projection(algorithm::ProjectionFuncs &f, const Context &) const {
+    f.product.compute_root();
+    f.y.compute_root();
+}
+
+void Reference::scores(algorithm::ScoresFuncs &f, const algorithm::KeyMask &mask, const Context &) const {
+    mask.compute_root();
+    f.dot.compute_root();
+    f.scores.compute_root();
+}
+
+void Reference::softmax(algorithm::SoftmaxFuncs &f, const algorithm::KeyMask &mask,
+                        const Context &) const {
+    mask.compute_root();
+    f.row_max.compute_root();
+    f.weights.compute_root();
+    f.row_sum.compute_root();
+    f.inv_sum.compute_root();
+    f.probs.compute_root();
+    f.lse.compute_root();
+}
+
+void Reference::weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyMask &mask,
+                             const Context &) const {
+    mask.compute_root();
+    f.acc.compute_root();
+    f.out.compute_root();
+}
+
+void Reference::attention(algorithm::AttentionFuncs &f, bool, const Context &ctx) const {
+    scores(f.scores, f.mask, ctx);
+    softmax(f.softmax, f.mask, ctx);
+    weighted_sum(f.weighted_sum, f.mask, ctx);
+}
+
+void Reference::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
+    projection(f.q_proj, ctx);
+    projection(f.k_proj, ctx);
+    projection(f.v_proj, ctx);
+    attention(f.attention, false, ctx);
+    f.concat.compute_root();
+    projection(f.out_proj, ctx);
+}
+
+}  // namespace
+
+const Schedule &registered_reference() {
+    static const Reference schedule;
+    return schedule;
+}
+
+}  // namespace attngen::schedules
