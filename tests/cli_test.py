@@ -327,6 +327,14 @@ class CliTest(unittest.TestCase):
                 "--heads", "5", "--out", self.path("y.npy")]
         self.assert_rejected(args, "heads = 5", out="y.npy")
 
+    def test_a_schedule_that_does_not_serve_mha_says_why(self):
+        x = self.rand(1, 4, 12)
+        w = self.save("w.npy", self.rand(12, 12))
+        args = ["mha", "--x", self.save("x.npy", x), "--wq", w, "--wk", w, "--wv", w, "--wo", w,
+                "--heads", "2", "--out", self.path("y.npy"), "--schedule", "cuda_fused"]
+        self.assert_rejected(args, "schedule 'cuda_fused' does not serve mha: it fuses the "
+                             "attention alone", out="y.npy")
+
 
 if __name__ == "__main__":
     ATTNGEN = sys.argv.pop(1)

@@ -96,6 +96,62 @@ TEST(DispatchRules, ATunedKernelLeftToTheDefaultsIsNoReasonToRefuseACall) {
     EXPECT_EQ(chosen, nullptr);
 }
 
+ScheduleInfo Info(const char *name, int priority, bool cuda = false, int max_head_dims = 0) {
+    ScheduleInfo s;
+    s.name = name;
+    s.priority = priority;
+    s.cuda = cuda;
+    s.max_head_dims_on_gpu = max_head_dims;
+    return s;
+}
+
+Kernel Compiled(const char *schedule, Op op = Op::kAttention) {
+    Kernel k;
+    k.variant.schedule = schedule;
+    k.variant.op = op;
+    return k;
+}
+
+// An empty schedule name takes the compiled schedule of highest priority for the call's device
+// that has a kernel of the call's op.
+TEST(DispatchRules, TheDefaultScheduleIsTheCompiledOneOfHighestPriority) {
+    const std::vector<ScheduleInfo> schedules = {Info("slow", 10), Info("fast", 40),
+                                                 Info("unbuilt", 99), Info("gpu", 20, true)};
+    const std::vector<Kernel> kernels = {Compiled("slow"), Compiled("fast"), Compiled("gpu"),
+                                         Compiled("slow", Op::kMha)};
+    KernelRequest request;
+    std::string schedule;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "fast");
+    request.op = Op::kMha;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "slow");
+    request.op = Op::kAttention;
+    request.cuda = true;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "gpu");
+    request.op = Op::kMha;
+    const Status none = default_schedule(request, schedules, kernels, &schedule);
+    EXPECT_EQ(none.code(), StatusCode::kNotFound);
+    EXPECT_NE(none.message().find("no CUDA mha kernels"), std::string::npos) << none.message();
+}
+
+// On a GPU a schedule with a head-dim limit leaves wider calls to the next one.
+TEST(DispatchRules, ACallTooWideForAGpuScheduleGoesToTheNext) {
+    const std::vector<ScheduleInfo> schedules = {Info("fused", 20, true, 320),
+                                                 Info("tiled", 10, true)};
+    const std::vector<Kernel> kernels = {Compiled("fused"), Compiled("tiled")};
+    KernelRequest request;
+    request.cuda = true;
+    request.d_k = request.d_v = 160;
+    std::string schedule;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "fused");
+    request.d_v = 161;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "tiled");
+}
+
 // The baselines are told apart by the schedules' own facts (schedules/autoschedulers/info.cpp),
 // whether or not this build compiled any.
 TEST(DispatchRules, AutoschedulerBaselinesAreKnownByTheBuildsNames) {

@@ -164,6 +164,22 @@ TEST_F(AttentionValidation, UnknownScheduleIsNotFound) {
     EXPECT_THAT(status.message(), HasSubstr("reference"));
 }
 
+// A schedule that does not serve an op by design says why, whether or not this build compiled it:
+// cuda_fused fuses the attention alone (schedules/cuda_fused/info.cpp).
+TEST_F(AttentionValidation, AScheduleThatDoesNotServeTheOpSaysWhy) {
+    MhaWeights weights;
+    std::vector<float> w(16 * 16, 0.5f);
+    weights.w_q = weights.w_k = weights.w_v = weights.w_o = TensorView::f32(w.data(), {16, 16});
+    MhaConfig config;
+    config.heads = 2;
+    config.schedule = "cuda_fused";
+    MultiHeadAttention layer;
+    const Status status = MultiHeadAttention::create(weights, config, &layer);
+    EXPECT_EQ(status.code(), StatusCode::kNotFound);
+    EXPECT_THAT(status.message(), HasSubstr("schedule 'cuda_fused' does not serve mha: it fuses "
+                                            "the attention alone"));
+}
+
 class MhaValidation : public ::testing::Test {
   protected:
     MhaValidation()

@@ -89,7 +89,10 @@ KeyReduction reduce(Func f, const std::vector<Expr> &args, const KeyMask &mask, 
         // computed once per query.
         band.where(band < count);
         const Expr key = Halide::min(first + band, nk - 1);
-        if (mask.allowed.defined()) band.where(mask.allowed(key, v.i, v.b));
+        if (mask.allowed.defined()) {
+            // Clamped at 0 too, for bounds inference of the predicate's Func.
+            band.where(mask.allowed(Halide::clamp(first + band, 0, nk - 1), v.i, v.b));
+        }
         f(args) = combine(Value(f(args)), value(key));
         return band;
     };

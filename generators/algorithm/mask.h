@@ -34,8 +34,9 @@ constexpr int kCausalGroup = 32;
 
 // The allowed keys. Contract of every mask definition: begin and end do not decrease with i (the
 // online formulation bounds a group's walk by its first query's begin and its last query's end),
-// begin <= dense_begin <= dense_end <= end for every query of a group, and the bands
-// [begin, dense_begin) and [dense_end, end) hold at most kCausalGroup keys each.
+// begin <= dense_begin <= dense_end <= end for every query of a group, the bands
+// [begin, dense_begin) and [dense_end, end) hold at most kCausalGroup keys each, and each bound
+// is clamped into [0, Nk] in its definition, so that bounds inference can bound the keys read.
 struct KeyMask {
     MaskSpec spec;
     // end(i, b): the allowed keys end before end(i, b).

@@ -24,10 +24,12 @@ std::string joined(const std::vector<std::string> &names) {
     return list;
 }
 
-// Why a named schedule cannot take the call, or ok.
+// Why a named schedule cannot take the call, or ok: unknown to this build, not serving the op
+// by design (with the reason its info gives), compiled without any kernel here, or too wide for
+// its shared memory on a GPU.
 Status check_named_schedule(const KernelRequest &r, const std::string &schedule) {
     const ScheduleInfo *info = find_schedule_info(schedule);
-    if (info == nullptr || !has_kernel(schedule, nullptr)) {
+    if (info == nullptr) {
         return Status::NotFound("unknown schedule '" + schedule +
                                 "'; this build has: " + joined(compiled_schedules(nullptr)));
     }
@@ -35,6 +37,12 @@ Status check_named_schedule(const KernelRequest &r, const std::string &schedule)
     if (refused != info->not_served.end()) {
         return Status::NotFound("schedule '" + schedule + "' does not serve " + op_name(r.op) +
                                 ": " + refused->second);
+    }
+    if (!has_kernel(schedule, nullptr)) {
+        return Status::NotFound("this build compiled no kernels of schedule '" + schedule +
+                                "' (kernels/variants.txt" +
+                                (info->cuda ? " and -DATTNGEN_CUDA=ON" : std::string()) +
+                                "); it has: " + joined(compiled_schedules(nullptr)));
     }
     if (too_wide_for_gpu(*info, r) && cuda_device_status().ok()) {
         return Status::InvalidArgument(
