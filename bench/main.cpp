@@ -1,6 +1,6 @@
 // attention_bench: every compiled attngen schedule and the peer libraries on the shapes of
-// shapes.h, at 1 and 2 threads, with the peaks the counters are fractions of. See README.md
-// ("Benchmarks") and bench/run.sh for how RESULTS.md is made from its JSON output.
+// shapes.h, at 1 and 2 threads, with the peaks the counters are fractions of. See
+// docs/benchmarks.md and bench/run.sh for how RESULTS.md is made from its JSON output.
 #include <benchmark/benchmark.h>
 
 #include <string>

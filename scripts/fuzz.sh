@@ -5,7 +5,7 @@
 #
 # Targets: npy_fuzz (the .npy reader) and attention_fuzz (the runtime's public API against the
 # fp64 reference). They are built by the asan-ubsan preset (scripts/test-sanitizers.sh builds
-# it; this script builds only what is missing). New inputs go to build/asan-ubsan/fuzz-work/,
+# it; this script builds only what is missing, the release build whose kernels it reuses first). New inputs go to build/asan-ubsan/fuzz-work/,
 # never into fuzz/corpus/. A crash, sanitizer report, mismatch or timeout stops the target,
 # leaves the input in build/asan-ubsan/fuzz-artifacts/ and makes this script fail: copy that
 # file into fuzz/corpus/<target>/ with the fix, and ctest's fuzz_corpus_<target> replays it from
@@ -19,7 +19,9 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(npy_fuzz attention_fuzz)
 
 ./scripts/setup.sh --sanitizers
-cmake --preset asan-ubsan -DATTNGEN_TARGETS="$(./scripts/cpu-target.sh)" >/dev/null
+# The asan-ubsan build reuses the release build's kernels (scripts/test-sanitizers.sh).
+./scripts/build.sh release >/dev/null
+cmake --preset asan-ubsan >/dev/null
 cmake --build --preset asan-ubsan -j "$(nproc)" --target "${targets[@]}"
 
 build=build/asan-ubsan

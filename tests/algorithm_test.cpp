@@ -77,7 +77,7 @@ TEST(Numerics, Exp2UnderflowsToTinyNonNegativeValues) {
 
 TEST(Numerics, Exp2OfNanIsNan) {
     // The clamp at -126 must not turn NaN into a finite weight: a NaN score would otherwise get
-    // a weight and its row a finite, wrong output (RELIABILITY.md, numerics). Checked for both
+    // a weight and its row a finite, wrong output (docs/reliability.md, numerics). Checked for both
     // signs of NaN (x86 makes negative ones), vectorized as the kernels run it and in the
     // scalar tail.
     const int n = 19;

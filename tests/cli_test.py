@@ -16,7 +16,7 @@ ATTNGEN = None
 
 
 def attention_reference(q, k, v, causal=False, scale=None, key_lengths=None):
-    """O, LSE and P in float64, following DESIGN.md section 1."""
+    """O, LSE and P in float64, following docs/design.md section 1."""
     q, k, v = (a.astype(np.float64) for a in (q, k, v))
     b, h, nq, dk = q.shape
     hkv, nk = k.shape[1], k.shape[2]

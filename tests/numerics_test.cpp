@@ -1,6 +1,6 @@
 // Non-finite inputs, for every compiled attention kernel (specialized and decode ones included).
 //
-// The promise (RELIABILITY.md, numerics): a key that a row may not see (beyond key_lengths, or
+// The promise (docs/reliability.md, numerics): a key that a row may not see (beyond key_lengths, or
 // after the causal bound) never influences that row, whatever its K and V hold, NaN and inf
 // included: the row is bitwise the same as with clean data. A NaN or +inf score of an allowed
 // key makes the whole row NaN (out, lse and the allowed probabilities), as PyTorch's softmax

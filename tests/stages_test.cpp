@@ -296,7 +296,7 @@ TEST_P(StageTest, SoftmaxNanOrPositiveInfScoreMakesOnlyItsRowNan) {
         EXPECT_TRUE(std::isfinite(lse[row])) << lse[row];
         for (int j = 0; j < Nk; j++) EXPECT_TRUE(std::isfinite(probs[row * Nk + j])) << j;
         if (row == 3) {
-            // At most 2^-126 of the row maximum's weight (RELIABILITY.md: in effect 0).
+            // At most 2^-126 of the row maximum's weight (docs/reliability.md: in effect 0).
             EXPECT_LE(probs[row * Nk + 2], 1e-30f);
             continue;
         }

@@ -2,7 +2,7 @@
 // that construct their own Var("i") refer to the same dimension; keeping them in one place makes
 // the convention explicit.
 //
-// Tensors are logical [B, H, N, D] (DESIGN.md section 2); Halide lists dimensions innermost
+// Tensors are logical [B, H, N, D] (docs/design.md section 2); Halide lists dimensions innermost
 // first, so a query tensor is q(d, i, h, b).
 #pragma once
 

@@ -1,7 +1,7 @@
 // Stage 1: projection, Y = X W + bias.
 //
 // X is [B, N, d_in] (x(c, n, b) in Halide order), W is [d_in, d_out] in the X·W convention of
-// DESIGN.md section 1 (w(o, c)), the bias is [d_out]. The result is y(o, n, b).
+// docs/design.md section 1 (w(o, c)), the bias is [d_out]. The result is y(o, n, b).
 #pragma once
 
 #include "Halide.h"

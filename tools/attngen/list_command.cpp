@@ -73,13 +73,14 @@ void print_schedules(const std::vector<Kernel> &kernels) {
                     s.summary.c_str());
         // Ops refused for one reason share a line.
         std::vector<std::pair<std::string, std::string>> refused;
-        for (const auto &[op, reason] : s.not_served) {
+        for (const auto &entry : s.not_served) {
+            const std::string &reason = entry.second;
             auto same = std::find_if(refused.begin(), refused.end(),
                                      [&](const auto &r) { return r.second == reason; });
             if (same == refused.end()) {
-                refused.emplace_back(op_name(op), reason);
+                refused.emplace_back(op_name(entry.first), reason);
             } else {
-                same->first += std::string(", ") + op_name(op);
+                same->first += std::string(", ") + op_name(entry.first);
             }
         }
         for (const auto &[ops, reason] : refused) {

@@ -1,8 +1,12 @@
 #include "database.h"
 
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
+
+#include "cpu_identity.h"
 
 namespace attngen::tuner {
 
@@ -13,6 +17,18 @@ namespace {
 constexpr const char *kFormat = "attngen-tuning/2";
 
 }  // namespace
+
+std::string now_utc() {
+    const std::time_t t = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return text;
+}
+
+// The processor with its family, model and vector width (cpu_identity.h), and the thread count.
+std::string machine_description() {
+    return cpu_identity() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+}
 
 bool TuningDatabase::save(const std::string &path, std::string *error) const {
     json j;

@@ -49,4 +49,9 @@ struct TuningDatabase {
     static bool load(const std::string &path, TuningDatabase *db, std::string *error);
 };
 
+// The current time as ISO 8601 UTC, and the processor with its family, model, vector width and
+// thread count: how a database records when and where it was measured.
+std::string now_utc();
+std::string machine_description();
+
 }  // namespace attngen::tuner

@@ -12,8 +12,8 @@
 #include <set>
 #include <thread>
 
-#include "cpu_identity.h"
 #include "schedule.h"
+#include "measurement_cache.h"
 #include "subprocess.h"
 
 namespace attngen::tuner {
@@ -27,57 +27,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Params = std::map<std::string, int>;
 
-
 // A candidate may be at most 3% slower than the default on any shape of its bucket.
 constexpr double kWorstSlowdown = 1.0 / 0.97;
-
-// Measurements by (target, shape, candidate), backed by a JSON-lines file.
-class Cache {
-  public:
-    Cache(const std::string &path, bool resume) : path_(path) {
-        if (path.empty()) return;
-        if (resume) {
-            std::ifstream in(path);
-            std::string line;
-            while (std::getline(in, line)) {
-                try {
-                    const auto j = nlohmann::json::parse(line);
-                    Measurement m;
-                    m.outcome = static_cast<Measurement::Outcome>(j.at("outcome").get<int>());
-                    m.median_ms = j.at("median_ms");
-                    m.compile_s = j.at("compile_s");
-                    m.runs = j.at("runs");
-                    m.detail = j.at("detail");
-                    entries_[j.at("key").get<std::string>()] = m;
-                } catch (const std::exception &) {
-                    // A line cut short by an interruption: measure that candidate again.
-                }
-            }
-        }
-        out_.open(path, resume ? std::ios::app : std::ios::trunc);
-    }
-    const Measurement *find(const std::string &key) const {
-        auto it = entries_.find(key);
-        return it == entries_.end() ? nullptr : &it->second;
-    }
-    void add(const std::string &key, const Measurement &m) {
-        entries_[key] = m;
-        if (!out_.is_open()) return;
-        nlohmann::json j{{"key", key},
-                         {"outcome", static_cast<int>(m.outcome)},
-                         {"median_ms", m.median_ms},
-                         {"compile_s", m.compile_s},
-                         {"runs", m.runs},
-                         {"detail", m.detail}};
-        out_ << j.dump() << "\n";
-        out_.flush();
-    }
-
-  private:
-    std::string path_;
-    std::map<std::string, Measurement> entries_;
-    std::ofstream out_;
-};
 
 schedules::Context context_for(const Variant &bucket, const std::string &target) {
     return schedules::make_context(Halide::Target(target), bucket);
@@ -412,18 +363,6 @@ class BucketSearch {
     std::function<void(int, double, const std::string &)> report_;
 };
 
-std::string now_utc() {
-    const std::time_t t = std::time(nullptr);
-    char text[32];
-    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return text;
-}
-
-// The processor with its family, model and vector width (cpu_identity.h), and the thread count.
-std::string machine_description() {
-    return cpu_identity() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
-}
-
 }  // namespace
 
 TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std::string *error) {
@@ -459,8 +398,10 @@ TuningDatabase tune(const TuneOptions &options, const ProgressFn &progress, std:
     const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(options.budget_seconds));
     int index = 0;
-    for (const auto &[key, entry] : buckets) {
-        const auto &[bucket, shapes] = entry;
+    for (const auto &named : buckets) {
+        const std::string &key = named.first;
+        const Variant &bucket = named.second.first;
+        const std::vector<TuneShape> &shapes = named.second.second;
         // An equal share of what is left, so that time a bucket does not use goes to the next.
         const auto share = (end - Clock::now()) / static_cast<int>(buckets.size() - index);
         const auto deadline = std::min(end, Clock::now() + std::max(share, Clock::duration(0)));

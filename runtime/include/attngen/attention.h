@@ -1,4 +1,4 @@
-// Scaled dot-product attention on tensors (DESIGN.md section 1).
+// Scaled dot-product attention on tensors (docs/design.md section 1).
 //
 //   q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] -> out [B, H, Nq, d_v]
 //

@@ -1,4 +1,4 @@
-// A multi-head attention layer that owns its weights (DESIGN.md section 1):
+// A multi-head attention layer that owns its weights (docs/design.md section 1):
 //
 //   Q = x W_Q + b_Q, K = memory W_K + b_K, V = memory W_V + b_V,
 //   O_h = attention(Q_h, K_{h / (H / H_kv)}, V_{h / (H / H_kv)}), y = [O_0 .. O_{H-1}] W_O + b_O
