@@ -73,9 +73,9 @@ bool has_kernel(const std::string &schedule, const BenchShape &shape) {
         };
         const Variant &v = k.variant;
         if (k.serves_calls && v.schedule == schedule &&
-            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) &&
-            v.mask.causal == shape.causal && !v.probs && fits(v.heads, shape.heads) &&
-            fits(v.kv_heads, shape.kv_heads) && fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
+            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) && v.mask.causal == shape.causal &&
+            !v.probs && fits(v.heads, shape.heads) && fits(v.kv_heads, shape.kv_heads) &&
+            fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
             return true;
     }
     return false;

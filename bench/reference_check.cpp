@@ -50,8 +50,8 @@ std::vector<Slice> attention_slices(const BenchShape &s, const ProblemData &p) {
         auto v = to_double(p.v.data() + kv * s.nk * s.d, s.nk * s.d);
         slice.expected.resize(rows * s.d);
         reference::AttentionShape one_head{1, 1, 1, rows, s.nk, s.d, s.d};
-        reference::attention<double>(one_head, q.data(), k.data(), v.data(), {}, MaskSpec{s.causal}, scale,
-                                     slice.expected.data(), nullptr, nullptr);
+        reference::attention<double>(one_head, q.data(), k.data(), v.data(), {}, MaskSpec{s.causal},
+                                     scale, slice.expected.data(), nullptr, nullptr);
         slices.push_back(std::move(slice));
     }
     return slices;

@@ -335,13 +335,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     const std::vector<double> qx(qd.begin(), qd.end()), kx(kd.begin(), kd.end()),
         vx(vd.begin(), vd.end());
     attngen::reference::attention<double>(s, qx.data(), kx.data(), vx.data(), lengths,
-                                          attngen::MaskSpec{causal},
-                                          effective_scale, ref_out.data(), ref_lse.data(),
-                                          ref_probs.data());
+                                          attngen::MaskSpec{causal}, effective_scale,
+                                          ref_out.data(), ref_lse.data(), ref_probs.data());
     attngen::reference::attention<float>(s, qd.data(), kd.data(), vd.data(), lengths,
-                                         attngen::MaskSpec{causal},
-                                         effective_scale, naive_out.data(), naive_lse.data(),
-                                         naive_probs.data());
+                                         attngen::MaskSpec{causal}, effective_scale,
+                                         naive_out.data(), naive_lse.data(), naive_probs.data());
     const double scores = max_abs_score(s, qd, kd, effective_scale);
     check("out", out.gather(), ref_out, naive_out, scores, s.d_k, call);
     if (!out.padding_untouched()) fail("out's padding was written: " + call);

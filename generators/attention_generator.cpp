@@ -15,7 +15,8 @@ using namespace Halide;
 
 class AttentionGenerator : public Generator<AttentionGenerator> {
   public:
-    GeneratorParam<std::string> variant_spec{"variant", "op:attention,mask:none,schedule:reference"};
+    GeneratorParam<std::string> variant_spec{"variant",
+                                             "op:attention,mask:none,schedule:reference"};
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -28,7 +29,7 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     Output<Buffer<float, 4>> *probs = nullptr;
 
     void configure() {
-        variant_ = parse_variant(variant_spec, Op::kAttention);
+        variant_ = parse_variant(variant_spec, {Op::kAttention});
         if (variant_.probs) probs = add_output<Buffer<float, 4>>("probs");
     }
 

@@ -33,7 +33,7 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
 
     Output<Buffer<float, 3>> y{"y"};
 
-    void configure() { read_variant(Op::kMha); }
+    void configure() { read_variant({Op::kMha}); }
 
     void generate() {
         algorithm::MhaShape shape;

@@ -2,6 +2,7 @@
 // constraints.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 
 #include "Halide.h"
@@ -11,17 +12,23 @@
 namespace attngen::generators {
 
 // The variant of the generator parameter "variant" (a spec, attngen/variant.h), which must be of
-// this op and name a schedule that serves it; anything else is a Halide user error naming the
-// problem, so that the build stops with it.
-inline Variant parse_variant(const std::string &spec, Op op) {
+// one of these ops and name a schedule that serves it; anything else is a Halide user error
+// naming the problem, so that the build stops with it.
+inline Variant parse_variant(const std::string &spec, std::initializer_list<Op> ops) {
     Variant variant;
     const Status parsed = Variant::parse(spec, &variant);
     if (!parsed.ok()) schedules::schedule_error(parsed.message());
-    if (variant.op != op) {
-        schedules::schedule_error("variant '" + spec + "' is of op " + op_name(variant.op) +
-                                  ", but this generator compiles " + op_name(op));
+    std::string names;
+    bool known = false;
+    for (Op op : ops) {
+        known |= variant.op == op;
+        names += (names.empty() ? "" : ", ") + std::string(op_name(op));
     }
-    schedules::check_schedule_serves(variant.schedule, op);
+    if (!known) {
+        schedules::schedule_error("variant '" + spec + "' is of op " + op_name(variant.op) +
+                                  ", but this generator compiles " + names);
+    }
+    schedules::check_schedule_serves(variant.schedule, variant.op);
     return variant;
 }
 
@@ -33,6 +40,14 @@ void require_zero_mins(Buffer &buffer) {
     for (int d = 0; d < buffer.dimensions(); d++) {
         buffer.dim(d).set_min(0);
     }
+}
+
+// require_zero_mins and the extents that Halide's autoschedulers plan for, of one input or
+// output buffer.
+template <typename Buffer>
+void zero_mins_and_estimates(Buffer &buffer, const Halide::Region &estimates) {
+    require_zero_mins(buffer);
+    buffer.set_estimates(estimates);
 }
 
 // A variant's specialized extent, else the value read from the buffers at run time.
@@ -53,9 +68,9 @@ class VariantGenerator : public Halide::Generator<T> {
     Halide::GeneratorParam<std::string> variant_spec{"variant", ""};
 
   protected:
-    // Reads the variant (of this op) and the schedule it names.
-    void read_variant(Op op) {
-        variant_ = parse_variant(variant_spec, op);
+    // Reads the variant (of one of these ops) and the schedule it names.
+    void read_variant(std::initializer_list<Op> ops) {
+        variant_ = parse_variant(variant_spec, ops);
         ctx_ = schedules::make_context(this->get_target(), variant_);
         schedule_ = schedule_for(variant_, this->auto_schedule);
     }

@@ -6,8 +6,8 @@
 
 namespace attngen::reference {
 
-bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths,
-             const MaskSpec &mask, int64_t b, int64_t i, int64_t j) {
+bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths, const MaskSpec &mask,
+             int64_t b, int64_t i, int64_t j) {
     if (!key_lengths.empty() && j >= key_lengths[b]) return false;
     // Query i's position among the keys: the queries are the last Nq positions (bottom-right).
     const int64_t position = i + s.nk - s.nq;
@@ -49,7 +49,8 @@ void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
                 for (int64_t e = 0; e < s.d_v; e++) {
                     T acc = 0;
                     for (int64_t j = 0; j < s.nk; j++) {
-                        if (keys[j]) acc += row[j] * v[((b * s.kv_heads + g) * s.nk + j) * s.d_v + e];
+                        if (keys[j])
+                            acc += row[j] * v[((b * s.kv_heads + g) * s.nk + j) * s.d_v + e];
                     }
                     oi[e] = count > 0 ? acc / sum : T(0);
                 }

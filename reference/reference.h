@@ -19,8 +19,8 @@ struct AttentionShape {
 
 // Whether query i of batch element b may see key j, literally as docs/design.md section 1 states
 // each mask kind; key_lengths empty means every batch element has all nk keys.
-bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths,
-             const MaskSpec &mask, int64_t b, int64_t i, int64_t j);
+bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths, const MaskSpec &mask,
+             int64_t b, int64_t i, int64_t j);
 
 // q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] -> out [B, H, Nq, d_v],
 // lse [B, H, Nq] and probs [B, H, Nq, Nk]; lse and probs may be null.

@@ -64,7 +64,7 @@ Kernel WithHeadDim(Kernel e, int d) {
 
 TEST(DispatchRules, TheMostSpecializedServingKernelIsChosen) {
     const std::vector<Kernel> entries = {Entry(""), WithHeadDim(Entry(""), 64),
-                                              WithHeadDim(Entry(""), 128)};
+                                         WithHeadDim(Entry(""), 128)};
     const Kernel *chosen = nullptr;
     ASSERT_TRUE(Choose(entries, {true, true, true}, &chosen).ok());
     EXPECT_EQ(chosen, &entries[1]);

@@ -90,9 +90,9 @@ TEST(ExternalKernel, AKernelThatDoesNotFitIsRefusedWithTheReason) {
 // has no entry point, and every call refuses it with the reason; nothing is written.
 TEST(ExternalKernel, AKernelWithAnUnreadableVariantIsRefused) {
     Call call(64, false, false);
-    const Kernel k = Kernel::compiled("future_kernel", "op:attention,schedule:cpu_fused,window:8",
-                                      "host", &attention_f32_d64_cpu_fused_argv,
-                                      &attention_f32_d64_cpu_fused_metadata);
+    const Kernel k =
+        Kernel::compiled("future_kernel", "op:attention,schedule:cpu_fused,window:8", "host",
+                         &attention_f32_d64_cpu_fused_argv, &attention_f32_d64_cpu_fused_metadata);
     EXPECT_EQ(k.argv, nullptr);
     const Status s = attention(call.args, k);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
@@ -108,10 +108,9 @@ TEST(ExternalKernel, AKernelWithoutAnArgumentOfTheCallIsRefusedByName) {
     MhaWeights weights;
     weights.w_q = weights.w_k = weights.w_v = weights.w_o =
         TensorView::f32(w.data(), {d_model, d_model});
-    const Kernel k = Kernel::compiled("attention_f32_d64_cpu_fused",
-                                      "op:mha,storage:f32,mask:none,schedule:cpu_fused", "host",
-                                      &attention_f32_d64_cpu_fused_argv,
-                                      &attention_f32_d64_cpu_fused_metadata);
+    const Kernel k = Kernel::compiled(
+        "attention_f32_d64_cpu_fused", "op:mha,storage:f32,mask:none,schedule:cpu_fused", "host",
+        &attention_f32_d64_cpu_fused_argv, &attention_f32_d64_cpu_fused_metadata);
     MhaConfig config;
     config.heads = 2;
     config.kernel = &k;
@@ -132,9 +131,9 @@ TEST(ExternalKernel, MhaLayerWithAGivenKernel) {
     MhaWeights weights;
     weights.w_q = weights.w_k = weights.w_v = weights.w_o =
         TensorView::f32(w.data(), {d_model, d_model});
-    const Kernel k = Kernel::compiled("mha_f32_cpu_fused",
-                                      "op:mha,storage:f32,mask:none,schedule:cpu_fused", "host",
-                                      &mha_f32_cpu_fused_argv, &mha_f32_cpu_fused_metadata);
+    const Kernel k =
+        Kernel::compiled("mha_f32_cpu_fused", "op:mha,storage:f32,mask:none,schedule:cpu_fused",
+                         "host", &mha_f32_cpu_fused_argv, &mha_f32_cpu_fused_metadata);
     MhaConfig config;
     config.heads = heads;
     config.kernel = &k;

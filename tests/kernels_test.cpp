@@ -24,8 +24,8 @@ AttentionCase CaseFor(const Kernel &k, int64_t nq) {
     return c;
 }
 
-// Runs the call CaseFor(k, nq) through the dispatch (schedule k.variant.schedule), checks out, lse and
-// probs against fp64, and returns the kernel that served it.
+// Runs the call CaseFor(k, nq) through the dispatch (schedule k.variant.schedule), checks out, lse
+// and probs against fp64, and returns the kernel that served it.
 std::string RunCaseFor(const Kernel &k, int64_t nq) {
     AttentionCase c = CaseFor(k, nq);
     c.prepare(21);
@@ -48,7 +48,8 @@ std::string RunCaseFor(const Kernel &k, int64_t nq) {
     EXPECT_TRUE(status.ok()) << status.to_string();
     EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out of " << info.kernel;
     EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse of " << info.kernel;
-    if (k.variant.probs) EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs of " << info.kernel;
+    if (k.variant.probs)
+        EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs of " << info.kernel;
     return info.kernel;
 }
 
@@ -119,7 +120,8 @@ std::string KernelForCall(int64_t nq, int64_t nk, int64_t d) {
 TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
     int long_kernels = 0;
     for (const Kernel &k : AttentionKernels()) {
-        if (k.variant.min_keys == 0 || k.variant.schedule != "cpu_fused" || !k.serves_calls) continue;
+        if (k.variant.min_keys == 0 || k.variant.schedule != "cpu_fused" || !k.serves_calls)
+            continue;
         long_kernels++;
         SCOPED_TRACE(k.name);
         const int64_t nq = QueriesBeyondEveryBound(k);
@@ -136,8 +138,9 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
 TEST(KernelBounds, BlockKernelsMatchTheReferenceWithValuesBeyondTheCache) {
     int block_kernels = 0;
     for (const Kernel &k : AttentionKernels()) {
-        if (!k.serves_calls || k.variant.schedule != "cpu_fused" || k.variant.mask.causal || k.variant.probs ||
-            k.variant.max_queries > 0 || k.variant.min_keys > 0 || k.variant.d_k <= 0 || k.variant.d_k != k.variant.d_v ||
+        if (!k.serves_calls || k.variant.schedule != "cpu_fused" || k.variant.mask.causal ||
+            k.variant.probs || k.variant.max_queries > 0 || k.variant.min_keys > 0 ||
+            k.variant.d_k <= 0 || k.variant.d_k != k.variant.d_v ||
             (k.variant.heads > 0 && k.variant.heads != 2)) {
             continue;
         }
@@ -163,8 +166,9 @@ TEST(KernelBounds, DecodeStepsRunOnTheDecodeKernelOfTheirHeadDim) {
             if (k.variant.op == Op::kAttention && k.variant.d_k == d && k.variant.d_v == d) {
                 long_keys = std::max<int64_t>(long_keys, k.variant.min_keys);
             }
-            if (k.variant.op == Op::kAttention && k.variant.schedule == "cpu_fused" && !k.variant.mask.causal && !k.variant.probs &&
-                k.variant.max_queries > 0 && k.variant.d_k == d && k.variant.d_v == d &&
+            if (k.variant.op == Op::kAttention && k.variant.schedule == "cpu_fused" &&
+                !k.variant.mask.causal && !k.variant.probs && k.variant.max_queries > 0 &&
+                k.variant.d_k == d && k.variant.d_v == d &&
                 (decode.empty() || k.variant.max_queries < bound)) {
                 decode = k.name;
                 bound = k.variant.max_queries;

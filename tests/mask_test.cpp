@@ -6,6 +6,8 @@
 // (whose groups walk only the key blocks between their first query's begin and last query's
 // end) against a plain double loop. JIT-compiled with plain schedules: this is about which keys
 // count, not about speed.
+#include "algorithm/mask.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +17,6 @@
 #include "Halide.h"
 #include "algorithm/attention.h"
 #include "algorithm/dims.h"
-#include "algorithm/mask.h"
 #include "algorithm/online_attention.h"
 
 namespace attngen::test {
@@ -129,8 +130,8 @@ void expect_matches(Func out_f, Func lse_f, const Inputs &in, float scale) {
 TEST(Mask, ComposedAttentionSeesOnlyTheRangeAndThePredicate) {
     const Inputs in;
     const float scale = 0.3f;
-    algorithm::AttentionFuncs f = algorithm::define_attention(input(in.q), input(in.k), input(in.v), window_mask(),
-                                                              shape(), Expr(scale));
+    algorithm::AttentionFuncs f = algorithm::define_attention(input(in.q), input(in.k), input(in.v),
+                                                              window_mask(), shape(), Expr(scale));
     for (Func g : {f.scores.dot, f.scores.scores, f.softmax.row_max, f.softmax.weights,
                    f.softmax.row_sum, f.weighted_sum.acc}) {
         g.compute_root();

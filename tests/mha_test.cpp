@@ -49,8 +49,8 @@ struct MhaCase {
         auto ptr = [](const std::vector<T> &v) { return v.empty() ? nullptr : v.data(); };
         std::vector<T> y(shape.batch * shape.nq * shape.d_out);
         reference::mha<T>(shape, xs.data(), ms.data(), wq.data(), wk.data(), wv.data(), wo.data(),
-                          ptr(bq), ptr(bk), ptr(bv), ptr(bo), key_lengths, MaskSpec{causal}, scale(),
-                          y.data());
+                          ptr(bq), ptr(bk), ptr(bv), ptr(bo), key_lengths, MaskSpec{causal},
+                          scale(), y.data());
         return y;
     }
 };

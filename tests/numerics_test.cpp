@@ -26,7 +26,8 @@ class NonFiniteTest : public ::testing::TestWithParam<Kernel> {
     void SetUp() override {
         const Kernel &k = GetParam();
         ATTNGEN_SKIP_UNLESS_SERVED(k);
-        const int64_t nq = k.variant.max_queries > 0 ? k.variant.max_queries : QueriesBeyondEveryBound(k);
+        const int64_t nq =
+            k.variant.max_queries > 0 ? k.variant.max_queries : QueriesBeyondEveryBound(k);
         c_.shape = ShapeFor(k, nq);
         c_.causal = k.variant.mask.causal;
         // Batch element 1 masks its last 7 keys by its length.

@@ -6,11 +6,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "attngen/attngen.h"
 #include "test_util.h"
+
+namespace attngen {
+
+// How GoogleTest names a kernel parameter in its messages: by its name, not its bytes.
+inline void PrintTo(const Kernel &k, std::ostream *os) {
+    *os << k.name;
+}
+
+}  // namespace attngen
 
 namespace attngen::test {
 
@@ -90,7 +100,8 @@ inline int64_t QueriesBeyondEveryBound(const Kernel &k) {
 inline int64_t FewestQueriesFor(const Kernel &k) {
     int64_t below = 0;
     for (const auto &other : list_kernels()) {
-        if (other.serves_calls && other.variant.max_queries > 0 && other.variant.max_queries < k.variant.max_queries) {
+        if (other.serves_calls && other.variant.max_queries > 0 &&
+            other.variant.max_queries < k.variant.max_queries) {
             below = std::max<int64_t>(below, other.variant.max_queries);
         }
     }
@@ -106,7 +117,8 @@ inline int64_t KeysFor(int64_t nq) {
 // Nk for a test call that kernel k must serve: as above, and for a kernel meant for long
 // sequences (min_keys) 37 keys beyond its bound, which no block of keys divides.
 inline int64_t KeysFor(const Kernel &k, int64_t nq) {
-    return k.variant.min_keys > 0 ? std::max<int64_t>(KeysFor(nq), k.variant.min_keys + 37) : KeysFor(nq);
+    return k.variant.min_keys > 0 ? std::max<int64_t>(KeysFor(nq), k.variant.min_keys + 37)
+                                  : KeysFor(nq);
 }
 
 // The shape of a test call that kernel k must serve with nq queries: two batch elements (the
@@ -118,7 +130,13 @@ inline reference::AttentionShape ShapeFor(const Kernel &k, int64_t nq) {
     const bool long_keys = k.variant.min_keys > 0;
     const int64_t heads = k.variant.heads > 0 ? k.variant.heads : (long_keys ? 2 : 4);
     const int64_t kv_heads = k.variant.kv_heads > 0 ? k.variant.kv_heads : (long_keys ? 1 : 2);
-    return {2, heads, kv_heads, nq, KeysFor(k, nq), k.variant.d_k > 0 ? k.variant.d_k : 24, k.variant.d_v > 0 ? k.variant.d_v : 20};
+    return {2,
+            heads,
+            kv_heads,
+            nq,
+            KeysFor(k, nq),
+            k.variant.d_k > 0 ? k.variant.d_k : 24,
+            k.variant.d_v > 0 ? k.variant.d_v : 20};
 }
 
 inline std::string KernelName(const ::testing::TestParamInfo<Kernel> &info) {

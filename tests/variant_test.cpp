@@ -1,8 +1,8 @@
 // The variant spec (attngen/variant.h): what the build writes, the generators and the runtime
 // read back, and every mistake a hand-written spec (a table row, a tuning database) can hold.
-#include <gtest/gtest.h>
-
 #include "attngen/variant.h"
+
+#include <gtest/gtest.h>
 
 namespace attngen {
 namespace {

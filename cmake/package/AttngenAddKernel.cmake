@@ -82,9 +82,14 @@ function(attngen_add_kernel)
     if (K_AUTOSCHEDULER)
         set(autoscheduler AUTOSCHEDULER Halide::${K_SCHEDULE})
     endif ()
+    # attention and mha have a generator each; the stages share one (generators/).
+    set(generator stage)
+    if (K_OP MATCHES "^(attention|mha)$")
+        set(generator ${K_OP})
+    endif ()
     add_halide_library(${K_NAME}
         FROM ${attngen_GENERATORS}
-        GENERATOR ${K_OP}
+        GENERATOR ${generator}
         FUNCTION_NAME ${K_NAME}
         TARGETS ${K_TARGETS}
         FEATURES user_context

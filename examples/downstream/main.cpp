@@ -36,8 +36,8 @@ bool close(const char *what, const std::vector<float> &got, const std::vector<do
 }
 
 // One call of a generated kernel through attngen::attention, checked against the reference.
-bool run_case(const char *label, const attngen::Kernel &kernel, const Shape &s,
-              bool causal, const std::vector<int32_t> &key_lengths) {
+bool run_case(const char *label, const attngen::Kernel &kernel, const Shape &s, bool causal,
+              const std::vector<int32_t> &key_lengths) {
     const auto q = random_values(s.batch * s.heads * s.nq * s.d_k, 1);
     const auto k = random_values(s.batch * s.kv_heads * s.nk * s.d_k, 2);
     const auto v = random_values(s.batch * s.kv_heads * s.nk * s.d_v, 3);

@@ -76,11 +76,11 @@ struct KeyReduction {
 // Adds the update definitions that fold value(key) into f over the allowed keys of each query:
 // f(args) = combine(f(args), value(key)), one update per part (dense, then band, then lower
 // band). args must contain the Vars i and b of dims().
-KeyReduction reduce_over_keys(Halide::Func f, const std::vector<Halide::Expr> &args,
-                              const KeyMask &mask, const Halide::Expr &nk,
-                              const std::function<Halide::Expr(Halide::Expr)> &value,
-                              const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
-                              const std::string &name);
+KeyReduction reduce_over_keys(
+    Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
+    const Halide::Expr &nk, const std::function<Halide::Expr(Halide::Expr)> &value,
+    const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
+    const std::string &name);
 
 // reduce_over_keys for a Func of several values: f(args) = combine(f(args), value(key)).
 KeyReduction reduce_tuple_over_keys(

@@ -17,7 +17,7 @@
 namespace attngen::pipeline {
 
 struct AttentionInputs {
-    Halide::ImageParam q, k, v;      // float32 [B, H, Nq, d_k], [B, H_kv, Nk, d_k], ... (Halide order)
+    Halide::ImageParam q, k, v;  // float32 [B, H, Nq, d_k], [B, H_kv, Nk, d_k], ... (Halide order)
     Halide::ImageParam key_lengths;  // int32 [B].
     Halide::Expr scale;
 };

@@ -148,9 +148,10 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
     if (args.probs) hprobs.emplace(*args.probs);
     detail::KernelCall call(*kernel);
     const std::pair<const char *, detail::HalideView *> buffers[] = {
-        {"q", &hq}, {"k", &hk}, {"v", &hv}, {"key_lengths", &hlengths}, {"out", &hout},
-        {"lse", &hlse}};
-    for (const auto &[name, view] : buffers) ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
+        {"q", &hq},     {"k", &hk},    {"v", &hv}, {"key_lengths", &hlengths},
+        {"out", &hout}, {"lse", &hlse}};
+    for (const auto &[name, view] : buffers)
+        ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
     if (hprobs) ATTNGEN_RETURN_IF_ERROR(call.buffer("probs", hprobs->get()));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("scale", scale));
 

@@ -71,8 +71,8 @@ Status find_kernel(const KernelRequest &request, const std::string &named, const
     } else {
         ATTNGEN_RETURN_IF_ERROR(check_named_schedule(request, schedule));
     }
-    return choose_kernel(request, schedule, registry(),
-                         [](const Kernel &k) { return k.serves_calls; }, kernel);
+    return choose_kernel(
+        request, schedule, registry(), [](const Kernel &k) { return k.serves_calls; }, kernel);
 }
 
 Status check_given_kernel(const Kernel &kernel, const KernelRequest &request) {

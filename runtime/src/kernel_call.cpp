@@ -59,8 +59,8 @@ Status KernelCall::scalar(const char *name, float value) {
 Status KernelCall::scalar(const char *name, int32_t value) {
     const halide_filter_argument_t *arg = find(name, halide_argument_kind_input_scalar);
     if (arg == nullptr || arg->type.code != halide_type_int || arg->type.bits != 32) {
-        return Status::InvalidArgument("kernel " + kernel_.name +
-                                       " takes no int32 scalar named '" + name + "'");
+        return Status::InvalidArgument("kernel " + kernel_.name + " takes no int32 scalar named '" +
+                                       name + "'");
     }
     const std::ptrdiff_t index = arg - metadata_->arguments;
     scalars_[index].u.i32 = value;
@@ -78,11 +78,10 @@ Status KernelCall::run(void *user_context, int *result) {
         if (std::strcmp(arg.name, kUserContext) == 0) {
             argv_[a] = &user_context_;
         } else if (argv_[a] == nullptr) {
-            return Status::InvalidArgument("kernel " + kernel_.name + " needs its " +
-                                           (arg.kind == halide_argument_kind_input_scalar
-                                                ? "scalar"
-                                                : "buffer") +
-                                           " argument '" + arg.name + "', which the call lacks");
+            return Status::InvalidArgument(
+                "kernel " + kernel_.name + " needs its " +
+                (arg.kind == halide_argument_kind_input_scalar ? "scalar" : "buffer") +
+                " argument '" + arg.name + "', which the call lacks");
         }
     }
     *result = kernel_.argv(argv_.data());

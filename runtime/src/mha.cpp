@@ -180,10 +180,11 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
     detail::HalideView hl(TensorView::i32(lengths.data(), {batch}));
     detail::KernelCall call(*kernel);
     const std::pair<const char *, detail::HalideView *> buffers[] = {
-        {"x", &hx},     {"memory", &hm}, {"w_q", &hwq}, {"w_k", &hwk}, {"w_v", &hwv},
-        {"w_o", &hwo},  {"b_q", &hbq},   {"b_k", &hbk}, {"b_v", &hbv}, {"b_o", &hbo},
-        {"key_lengths", &hl}, {"y", &hy}};
-    for (const auto &[name, view] : buffers) ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
+        {"x", &hx},    {"memory", &hm}, {"w_q", &hwq},        {"w_k", &hwk},
+        {"w_v", &hwv}, {"w_o", &hwo},   {"b_q", &hbq},        {"b_k", &hbk},
+        {"b_v", &hbv}, {"b_o", &hbo},   {"key_lengths", &hl}, {"y", &hy}};
+    for (const auto &[name, view] : buffers)
+        ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("num_heads", static_cast<int32_t>(heads_)));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("num_kv_heads", static_cast<int32_t>(kv_heads_)));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("scale", scale_));

@@ -31,10 +31,9 @@ const std::vector<ScheduleInfo> &schedules() {
         auto rank = [](const ScheduleInfo &s) {
             return std::make_tuple(s.autoscheduler, s.cuda, -s.priority);
         };
-        std::stable_sort(infos.begin(), infos.end(),
-                         [&](const ScheduleInfo &a, const ScheduleInfo &b) {
-                             return rank(a) < rank(b);
-                         });
+        std::stable_sort(
+            infos.begin(), infos.end(),
+            [&](const ScheduleInfo &a, const ScheduleInfo &b) { return rank(a) < rank(b); });
         return infos;
     }();
     return list;

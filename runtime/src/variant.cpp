@@ -105,10 +105,13 @@ std::string Variant::to_string() const {
     std::string s = std::string("op:") + op_name(op) + ",storage:" + storage_name(storage) +
                     ",mask:" + mask.to_string();
     if (probs) s += ",probs:yes";
-    const std::pair<const char *, int> counts[] = {
-        {"heads", heads},      {"kv_heads", kv_heads},       {"d_k", d_k},
-        {"d_v", d_v},          {"max_queries", max_queries}, {"min_keys", min_keys},
-        {"keys_estimate", keys_estimate}};
+    const std::pair<const char *, int> counts[] = {{"heads", heads},
+                                                   {"kv_heads", kv_heads},
+                                                   {"d_k", d_k},
+                                                   {"d_v", d_v},
+                                                   {"max_queries", max_queries},
+                                                   {"min_keys", min_keys},
+                                                   {"keys_estimate", keys_estimate}};
     for (const auto &[key, value] : counts) {
         if (value > 0) s += std::string(",") + key + ":" + std::to_string(value);
     }

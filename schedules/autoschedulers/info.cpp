@@ -25,8 +25,9 @@ ScheduleInfo autoscheduler(const char *name, const char *summary) {
 }  // namespace
 
 ScheduleInfo Adams2019() {
-    ScheduleInfo s = autoscheduler("Adams2019", "Halide's Adams2019 autoscheduler (a learned "
-                                                "cost model), planned for the variant's estimates");
+    ScheduleInfo s = autoscheduler("Adams2019",
+                                   "Halide's Adams2019 autoscheduler (a learned "
+                                   "cost model), planned for the variant's estimates");
     s.not_served[Op::kMha] =
         "Halide 14's Adams2019 cannot schedule the multi-head layer: generation stops with \"Can "
         "only unroll for loops over a constant extent\" (it unrolls the output's value features, "
@@ -35,13 +36,15 @@ ScheduleInfo Adams2019() {
 }
 
 ScheduleInfo Li2018() {
-    return autoscheduler("Li2018", "Halide's Li2018 gradient autoscheduler, planned for the "
-                                   "variant's estimates");
+    return autoscheduler("Li2018",
+                         "Halide's Li2018 gradient autoscheduler, planned for the "
+                         "variant's estimates");
 }
 
 ScheduleInfo Mullapudi2016() {
-    return autoscheduler("Mullapudi2016", "Halide's Mullapudi2016 autoscheduler, planned for the "
-                                          "variant's estimates");
+    return autoscheduler("Mullapudi2016",
+                         "Halide's Mullapudi2016 autoscheduler, planned for the "
+                         "variant's estimates");
 }
 
 }  // namespace attngen::schedule_info

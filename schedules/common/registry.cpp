@@ -71,6 +71,13 @@ const Schedule &schedule_or_error(const std::string &name) {
     return *s;
 }
 
+ScheduleInfo Schedule::info() const {
+    for (const ScheduleInfo &s : schedule_infos()) {
+        if (s.name == name_) return s;
+    }
+    schedule_error("schedule '" + name_ + "' has no info.cpp registered under its name");
+}
+
 void Schedule::not_served(Op op) const {
     const ScheduleInfo i = info();
     const auto refused = i.not_served.find(op);
@@ -81,8 +88,7 @@ void Schedule::not_served(Op op) const {
 void Schedule::projection(algorithm::ProjectionFuncs &, const Context &) const {
     not_served(Op::kProjection);
 }
-void Schedule::scores(algorithm::ScoresFuncs &, const algorithm::KeyMask &,
-                      const Context &) const {
+void Schedule::scores(algorithm::ScoresFuncs &, const algorithm::KeyMask &, const Context &) const {
     not_served(Op::kScores);
 }
 void Schedule::softmax(algorithm::SoftmaxFuncs &, const algorithm::KeyMask &,

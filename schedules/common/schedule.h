@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Halide.h"
@@ -108,11 +109,13 @@ int vector_registers(const Halide::Target &target);
 
 class Schedule {
   public:
+    // name: the schedule's folder and the name its info.cpp gives it.
+    explicit Schedule(std::string name) : name_(std::move(name)) {}
     virtual ~Schedule() = default;
 
-    // The facts of schedules/<name>/info.cpp, which name it.
-    virtual ScheduleInfo info() const = 0;
-    std::string name() const { return info().name; }
+    const std::string &name() const { return name_; }
+    // The facts of schedules/<name>/info.cpp.
+    ScheduleInfo info() const;
 
     // The stage pipelines, each compiled as its own generator. A schedule that does not serve an
     // op leaves its method alone: the default fails with the reason from its info.
@@ -125,8 +128,7 @@ class Schedule {
                               const Context &ctx) const;
 
     // The composed pipelines. with_probs says whether the probabilities are an output.
-    virtual void attention(algorithm::AttentionFuncs &f, bool with_probs,
-                           const Context &ctx) const;
+    virtual void attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const;
     virtual void mha(algorithm::MhaFuncs &f, const Context &ctx) const;
 
     // Schedules of the online-softmax formulation of attention (algorithm/online_attention.h):
@@ -167,6 +169,9 @@ class Schedule {
   protected:
     // Fails with the reason this schedule's info gives for not serving the op.
     [[noreturn]] void not_served(Op op) const;
+
+  private:
+    std::string name_;
 };
 
 // Whether a kernel for this context runs on a GPU (the target has a GPU feature).

@@ -1,6 +1,5 @@
-#include "paths.h"
-
 #include "algorithm/dims.h"
+#include "paths.h"
 
 namespace attngen::schedules::cpu_fused {
 

@@ -47,8 +47,7 @@ const std::vector<DefaultRow> &rows() {
          "H8 N2048 d64 43.7 ms with feature tiles and 44.7 ms without, B1 H16 N4096 d64 348 and "
          "352 ms, B1 H8 N1024 d128 21.4 and 22.2 ms; but d80 13.9 and 13.7 ms, and with d_v read "
          "at run time (80) 17.6 and 13.7 ms: a partial tile of features costs more than it saves"},
-        {"value_tile", kAll, 8,
-         "block_q x 8 accumulators, 16 of 32 zmm registers"},
+        {"value_tile", kAll, 8, "block_q x 8 accumulators, 16 of 32 zmm registers"},
         {"value_tile", k16Registers, 4,
          "2 x 8 accumulators spilled with 16 vector registers (AVX2, B1 H8 N1024 d64: 22.8 ms "
          "with 8, 12.5 with 4; causal 17.9 and 14.0 ms)"},
@@ -72,8 +71,7 @@ const std::vector<DefaultRow> &rows() {
          "the block path: the online merge costs exponentials per output value and block, and at "
          "Nk = 1024 the key-block path ran 3% slower (B1 H8 N1024 d80: 15.5 against 15.0 ms); "
          "kernels for long sequences (kernels/variants.txt) take key blocks"},
-        {"key_splits", kAll, 1,
-         "one walk over the key blocks per group of queries"},
+        {"key_splits", kAll, 1, "one walk over the key blocks per group of queries"},
         {"value_rows", kAll, 4,
          "4 x 4 AVX-512 vectors (16 accumulators, 4 value vectors and a broadcast) ran 15% faster "
          "than 4 x 2, 2 x 4 or 8 x 2 (B1 H8 Nq17 Nk30000 d64: 12.3 ms, where vectorizing P V "

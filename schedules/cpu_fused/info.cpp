@@ -6,8 +6,9 @@ namespace attngen::schedule_info {
 ScheduleInfo cpu_fused() {
     ScheduleInfo s;
     s.name = "cpu_fused";
-    s.summary = "scores, softmax and P V per block of queries (no Nq x Nk buffer); decode and "
-                "key-block paths for few queries and long sequences";
+    s.summary =
+        "scores, softmax and P V per block of queries (no Nq x Nk buffer); decode and "
+        "key-block paths for few queries and long sequences";
     // The fastest CPU schedule on every shape the benchmark times (bench/RESULTS.md): the
     // default.
     s.priority = 40;

@@ -11,10 +11,6 @@
 #include "cpu_gemm.h"
 #include "paths.h"
 
-namespace attngen::schedule_info {
-ScheduleInfo cpu_fused();  // info.cpp
-}
-
 namespace attngen::schedules {
 
 using cpu_fused::FusedParams;
@@ -25,7 +21,7 @@ namespace {
 
 class CpuFused final : public Schedule {
   public:
-    ScheduleInfo info() const override { return schedule_info::cpu_fused(); }
+    CpuFused() : Schedule("cpu_fused") {}
     void attention(algorithm::AttentionFuncs &f, bool with_probs,
                    const Context &ctx) const override;
     void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;

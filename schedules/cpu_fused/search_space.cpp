@@ -94,7 +94,8 @@ SearchSpace search_space(const Context &ctx) {
                 return "value_rows must divide the group of queries";
             }
         }
-        if (c.variant.mask.varies_by_query() && algorithm::kCausalGroup % (qv * c.vector_width()) != 0) {
+        if (c.variant.mask.varies_by_query() &&
+            algorithm::kCausalGroup % (qv * c.vector_width()) != 0) {
             return "a block must divide the causal group of " +
                    std::to_string(algorithm::kCausalGroup) + " queries";
         }

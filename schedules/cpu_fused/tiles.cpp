@@ -1,7 +1,6 @@
 // The register tiles that the block path and the key-block path share.
-#include "paths.h"
-
 #include "algorithm/dims.h"
+#include "paths.h"
 
 namespace attngen::schedules::cpu_fused {
 

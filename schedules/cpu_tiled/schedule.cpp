@@ -7,10 +7,6 @@
 #include "algorithm/dims.h"
 #include "cpu_gemm.h"
 
-namespace attngen::schedule_info {
-ScheduleInfo cpu_tiled();  // info.cpp
-}
-
 namespace attngen::schedules {
 
 using Halide::Func;
@@ -22,7 +18,7 @@ namespace {
 
 class CpuTiled final : public Schedule {
   public:
-    ScheduleInfo info() const override { return schedule_info::cpu_tiled(); }
+    CpuTiled() : Schedule("cpu_tiled") {}
     void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const override;
     void scores(algorithm::ScoresFuncs &f, const algorithm::KeyMask &mask,
                 const Context &ctx) const override;
@@ -201,7 +197,6 @@ void schedule_weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyM
     }
     schedule_key_end(mask);
 }
-
 
 void CpuTiled::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
     schedule_projection_gemm(f, ctx, TiledParams(ctx).gemm);

@@ -7,8 +7,9 @@ namespace attngen::schedule_info {
 ScheduleInfo cuda_fused() {
     ScheduleInfo s;
     s.name = "cuda_fused";
-    s.summary = "attention as one CUDA kernel per group of 32 queries (online softmax over "
-                "blocks of 32 keys in shared memory); CPU entries run cpu_fused's key blocks";
+    s.summary =
+        "attention as one CUDA kernel per group of 32 queries (online softmax over "
+        "blocks of 32 keys in shared memory); CPU entries run cpu_fused's key blocks";
     s.cuda = true;
     // The default on a GPU: no Nq x Nk buffer, and causal groups stop at their last block.
     s.priority = 20;

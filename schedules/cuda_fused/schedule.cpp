@@ -20,10 +20,6 @@
 #include "algorithm/mask.h"
 #include "attngen/cuda_limits.h"
 
-namespace attngen::schedule_info {
-ScheduleInfo cuda_fused();  // info.cpp
-}
-
 namespace attngen::schedules {
 
 using Halide::Func;
@@ -35,7 +31,7 @@ namespace {
 
 class CudaFused final : public Schedule {
   public:
-    ScheduleInfo info() const override { return schedule_info::cuda_fused(); }
+    CudaFused() : Schedule("cuda_fused") {}
     bool uses_online_softmax(const Context &ctx) const override;
     OnlineLayout online_layout(const Context &ctx) const override;
     void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
@@ -197,7 +193,6 @@ void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const CudaF
         Func(f.probs_scores.dot).compute_at(probs, ji);
     }
 }
-
 
 bool CudaFused::uses_online_softmax(const Context &) const {
     return true;

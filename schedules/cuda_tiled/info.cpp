@@ -6,8 +6,9 @@ namespace attngen::schedule_info {
 ScheduleInfo cuda_tiled() {
     ScheduleInfo s;
     s.name = "cuda_tiled";
-    s.summary = "every stage its own CUDA kernel (register-tiled GEMMs, a warp per softmax "
-                "row); the scores are materialized; CPU entries run cpu_tiled";
+    s.summary =
+        "every stage its own CUDA kernel (register-tiled GEMMs, a warp per softmax "
+        "row); the scores are materialized; CPU entries run cpu_tiled";
     s.cuda = true;
     // Second to cuda_fused on a GPU, and the one that serves the multi-head layer, the stages and
     // head dims too wide for cuda_fused's shared memory.

@@ -13,10 +13,6 @@
 
 #include "algorithm/dims.h"
 
-namespace attngen::schedule_info {
-ScheduleInfo cuda_tiled();  // info.cpp
-}
-
 namespace attngen::schedules {
 
 using Halide::Func;
@@ -26,22 +22,6 @@ using Halide::Var;
 using Halide::VarOrRVar;
 
 namespace {
-
-class CudaTiled final : public Schedule {
-  public:
-    ScheduleInfo info() const override { return schedule_info::cuda_tiled(); }
-    void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const override;
-    void scores(algorithm::ScoresFuncs &f, const algorithm::KeyMask &mask,
-                const Context &ctx) const override;
-    void softmax(algorithm::SoftmaxFuncs &f, const algorithm::KeyMask &mask,
-                 const Context &ctx) const override;
-    void weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyMask &mask,
-                      const Context &ctx) const override;
-    void attention(algorithm::AttentionFuncs &f, bool with_probs,
-                   const Context &ctx) const override;
-    void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
-    SearchSpace attention_search_space(const Context &ctx) const override;
-};
 
 // Sequence lengths and head dims are arbitrary, so every split guards its tail; GuardWithIf also
 // keeps the regions that a tile reads inside the inputs.
@@ -197,80 +177,87 @@ void gpu_rows(Func f, const TiledParams &p) {
         .gpu_threads(ii);
 }
 
-
 // The schedule of the CPU entries.
 const Schedule &cpu_tiled() {
     return schedule_or_error("cpu_tiled");
 }
 
-void CudaTiled::projection(algorithm::ProjectionFuncs &f, const Context &ctx) const {
-    if (!targets_gpu(ctx)) return cpu_tiled().projection(f, without_params(ctx));
-    const auto &v = algorithm::dims();
-    gpu_gemm(f.y, f.product, v.o, v.n, {v.b}, TiledParams(ctx));
-}
+// Every stage its own kernel on a GPU; the CPU entries take cpu_tiled's schedule of the same
+// algorithm, without the GPU kernels' parameters.
+class CudaTiled final : public Schedule {
+  public:
+    CudaTiled() : Schedule("cuda_tiled") {}
 
-void CudaTiled::scores(algorithm::ScoresFuncs &f, const algorithm::KeyMask &mask,
-                       const Context &ctx) const {
-    if (!targets_gpu(ctx)) return cpu_tiled().scores(f, mask, without_params(ctx));
-    const auto &v = algorithm::dims();
-    gpu_gemm(f.scores, f.dot, v.j, v.i, {v.h, v.b}, TiledParams(ctx));
-}
+    void projection(algorithm::ProjectionFuncs &f, const Context &ctx) const override {
+        if (!targets_gpu(ctx)) return cpu_tiled().projection(f, without_params(ctx));
+        const auto &v = algorithm::dims();
+        gpu_gemm(f.y, f.product, v.o, v.n, {v.b}, TiledParams(ctx));
+    }
 
-void CudaTiled::softmax(algorithm::SoftmaxFuncs &f, const algorithm::KeyMask &mask,
-                        const Context &ctx) const {
-    if (!targets_gpu(ctx)) return cpu_tiled().softmax(f, mask, without_params(ctx));
-    const auto &v = algorithm::dims();
-    const TiledParams p(ctx);
-    gpu_row_reduction(f.row_max, f.max_keys, p);
-    gpu_pointwise(f.weights, v.j, v.i, p);
-    gpu_row_reduction(f.row_sum, f.sum_keys, p);
-    gpu_pointwise(f.probs, v.j, v.i, p);
-    gpu_rows(f.lse, p);
-}
+    void scores(algorithm::ScoresFuncs &f, const algorithm::KeyMask &mask,
+                const Context &ctx) const override {
+        if (!targets_gpu(ctx)) return cpu_tiled().scores(f, mask, without_params(ctx));
+        const auto &v = algorithm::dims();
+        gpu_gemm(f.scores, f.dot, v.j, v.i, {v.h, v.b}, TiledParams(ctx));
+    }
 
-void CudaTiled::weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyMask &mask,
-                             const Context &ctx) const {
-    if (!targets_gpu(ctx)) return cpu_tiled().weighted_sum(f, mask, without_params(ctx));
-    const auto &v = algorithm::dims();
-    gpu_gemm(f.out, f.acc, v.e, v.i, {v.h, v.b}, TiledParams(ctx));
-}
+    void softmax(algorithm::SoftmaxFuncs &f, const algorithm::KeyMask &mask,
+                 const Context &ctx) const override {
+        if (!targets_gpu(ctx)) return cpu_tiled().softmax(f, mask, without_params(ctx));
+        const auto &v = algorithm::dims();
+        const TiledParams p(ctx);
+        gpu_row_reduction(f.row_max, f.max_keys, p);
+        gpu_pointwise(f.weights, v.j, v.i, p);
+        gpu_row_reduction(f.row_sum, f.sum_keys, p);
+        gpu_pointwise(f.probs, v.j, v.i, p);
+        gpu_rows(f.lse, p);
+    }
 
-void CudaTiled::attention(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx) const {
-    if (!targets_gpu(ctx)) return cpu_tiled().attention(f, with_probs, without_params(ctx));
-    // Each stage is its own kernel over all heads; the scores and the weights are materialized
-    // in device memory between them.
-    scores(f.scores, f.mask, ctx);
-    softmax(f.softmax, f.mask, ctx);
-    weighted_sum(f.weighted_sum, f.mask, ctx);
-}
+    void weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyMask &mask,
+                      const Context &ctx) const override {
+        if (!targets_gpu(ctx)) return cpu_tiled().weighted_sum(f, mask, without_params(ctx));
+        const auto &v = algorithm::dims();
+        gpu_gemm(f.out, f.acc, v.e, v.i, {v.h, v.b}, TiledParams(ctx));
+    }
 
-SearchSpace CudaTiled::attention_search_space(const Context &ctx) const {
-    SearchSpace space;
-    if (!targets_gpu(ctx)) return space;
-    const TiledParams d(without_params(ctx));
-    space.params = {{"register_tile", {2, 4, 6, 8}, d.register_tile},
-                    {"threads_per_side", {8, 16, 32}, d.threads_per_side},
-                    {"rows_per_block", {4, 8, 16, 32}, d.rows_per_block}};
-    space.constraint = [](const std::map<std::string, int> &p, const Context &) {
-        return TiledParams::limits_violated(p.at("register_tile"), p.at("threads_per_side"),
-                                            p.at("rows_per_block"));
-    };
-    return space;
-}
+    void attention(algorithm::AttentionFuncs &f, bool with_probs,
+                   const Context &ctx) const override {
+        if (!targets_gpu(ctx)) return cpu_tiled().attention(f, with_probs, without_params(ctx));
+        // Each stage is its own kernel over all heads; the scores and the weights are materialized
+        // in device memory between them.
+        scores(f.scores, f.mask, ctx);
+        softmax(f.softmax, f.mask, ctx);
+        weighted_sum(f.weighted_sum, f.mask, ctx);
+    }
 
-void CudaTiled::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
-    if (!targets_gpu(ctx)) return cpu_tiled().mha(f, without_params(ctx));
-    const auto &v = algorithm::dims();
-    for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) projection(*proj, ctx);
-    attention(f.attention, false, ctx);
-    const TiledParams p(ctx);
-    Var oo("oo"), oi("oi"), no("no"), ni("ni");
-    Func(f.concat)
-        .compute_root()
-        .tile(v.o, v.n, oo, no, oi, ni, kWarp, p.rows_per_block, kGuard)
-        .gpu_blocks(oo, no, v.b)
-        .gpu_threads(oi, ni);
-}
+    SearchSpace attention_search_space(const Context &ctx) const override {
+        SearchSpace space;
+        if (!targets_gpu(ctx)) return space;
+        const TiledParams d(without_params(ctx));
+        space.params = {{"register_tile", {2, 4, 6, 8}, d.register_tile},
+                        {"threads_per_side", {8, 16, 32}, d.threads_per_side},
+                        {"rows_per_block", {4, 8, 16, 32}, d.rows_per_block}};
+        space.constraint = [](const std::map<std::string, int> &p, const Context &) {
+            return TiledParams::limits_violated(p.at("register_tile"), p.at("threads_per_side"),
+                                                p.at("rows_per_block"));
+        };
+        return space;
+    }
+
+    void mha(algorithm::MhaFuncs &f, const Context &ctx) const override {
+        if (!targets_gpu(ctx)) return cpu_tiled().mha(f, without_params(ctx));
+        const auto &v = algorithm::dims();
+        for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) projection(*proj, ctx);
+        attention(f.attention, false, ctx);
+        const TiledParams p(ctx);
+        Var oo("oo"), oi("oi"), no("no"), ni("ni");
+        Func(f.concat)
+            .compute_root()
+            .tile(v.o, v.n, oo, no, oi, ni, kWarp, p.rows_per_block, kGuard)
+            .gpu_blocks(oo, no, v.b)
+            .gpu_threads(oi, ni);
+    }
+};
 
 }  // namespace
 

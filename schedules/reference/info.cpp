@@ -6,8 +6,9 @@ namespace attngen::schedule_info {
 ScheduleInfo reference() {
     ScheduleInfo s;
     s.name = "reference";
-    s.summary = "every stage computed over its whole domain before the next (compute_root), in "
-                "plain serial loops: the slowest schedule and the simplest to trust";
+    s.summary =
+        "every stage computed over its whole domain before the next (compute_root), in "
+        "plain serial loops: the slowest schedule and the simplest to trust";
     // Last of the CPU schedules: an empty schedule name takes it only where nothing else is
     // compiled.
     s.priority = 10;

@@ -25,11 +25,11 @@ void print_kernels(const std::vector<Kernel> &kernels) {
         const std::string nk = v.min_keys == 0 ? "any" : ">=" + std::to_string(v.min_keys);
         std::string tuning = format_tuning(v.tuning);
         if (tuning.empty()) tuning = "-";
-        std::printf("%-48s %-9s %-7s %-10s %-5s %-4s %-4s %-4s %-4s %-5s %-7s %s\n",
-                    k.name.c_str(), op_name(v.op), v.mask.to_string().c_str(),
-                    v.schedule.c_str(), v.probs ? "yes" : "no", fixed(v.heads).c_str(),
-                    fixed(v.kv_heads).c_str(), fixed(v.d_k).c_str(), fixed(v.d_v).c_str(),
-                    nq.c_str(), nk.c_str(), tuning.c_str());
+        std::printf("%-48s %-9s %-7s %-10s %-5s %-4s %-4s %-4s %-4s %-5s %-7s %s\n", k.name.c_str(),
+                    op_name(v.op), v.mask.to_string().c_str(), v.schedule.c_str(),
+                    v.probs ? "yes" : "no", fixed(v.heads).c_str(), fixed(v.kv_heads).c_str(),
+                    fixed(v.d_k).c_str(), fixed(v.d_v).c_str(), nq.c_str(), nk.c_str(),
+                    tuning.c_str());
     }
 }
 
@@ -57,20 +57,21 @@ void print_targets(const std::vector<Kernel> &kernels) {
 // Every schedule the build knows, highest priority first: what it does, whether it has kernels
 // here, and the ops it does not serve with the reason.
 void print_schedules(const std::vector<Kernel> &kernels) {
-    std::printf("\nschedules, highest priority first (an empty schedule name takes the first "
-                "compiled one that serves the call):\n");
+    std::printf(
+        "\nschedules, highest priority first (an empty schedule name takes the first "
+        "compiled one that serves the call):\n");
     for (const ScheduleInfo &s : list_schedules()) {
         const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
             return k.variant.schedule == s.name;
         });
         std::string kind = s.cuda ? "CUDA" : "CPU";
         if (s.autoscheduler) {
-            kind = "autoscheduler baseline, for the benchmarks (a call smaller than the shape it "
-                   "was planned for fails)";
+            kind =
+                "autoscheduler baseline, for the benchmarks (a call smaller than the shape it "
+                "was planned for fails)";
         }
         std::printf("  %-14s %s; %s\n  %14s %s\n", s.name.c_str(), kind.c_str(),
-                    compiled ? "compiled" : "not compiled in this build", "",
-                    s.summary.c_str());
+                    compiled ? "compiled" : "not compiled in this build", "", s.summary.c_str());
         // Ops refused for one reason share a line.
         std::vector<std::pair<std::string, std::string>> refused;
         for (const auto &entry : s.not_served) {

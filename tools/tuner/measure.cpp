@@ -146,8 +146,7 @@ Measurement measure(const Variant &kernel_variant, const TuneShape &shape,
     }
     m.compile_s = seconds_since(compile_start);
 
-    const std::string wrong =
-        check_against_reference(*kernel, check_shape(kernel_variant, shape));
+    const std::string wrong = check_against_reference(*kernel, check_shape(kernel_variant, shape));
     if (!wrong.empty()) {
         m.outcome = Measurement::Outcome::kWrong;
         m.detail = wrong;

@@ -12,8 +12,8 @@
 #include <set>
 #include <thread>
 
-#include "schedule.h"
 #include "measurement_cache.h"
+#include "schedule.h"
 #include "subprocess.h"
 
 namespace attngen::tuner {
@@ -60,7 +60,8 @@ class BucketSearch {
         result.default_kernel = default_kernel(shapes_.front(), options_.target);
         const auto start = Clock::now();
         // The default schedule with its defaults in this bucket: what a tuned kernel must beat.
-        const std::string hand_schedule = hand_default(shapes_.front(), options_.target).second.schedule;
+        const std::string hand_schedule =
+            hand_default(shapes_.front(), options_.target).second.schedule;
         const Candidate fallback{hand_schedule, spaces_.count(hand_schedule)
                                                     ? spaces_[hand_schedule].defaults()
                                                     : Params{}};

@@ -44,8 +44,8 @@ Measurement failure(Measurement::Outcome outcome, const std::string &detail) {
 }  // namespace
 
 Measurement measure_in_child(const Variant &kernel, const TuneShape &shape,
-                             const std::string &target,
-                             const MeasureOptions &options, double timeout_seconds) {
+                             const std::string &target, const MeasureOptions &options,
+                             double timeout_seconds) {
     int fds[2];
     if (pipe(fds) != 0) return failure(Measurement::Outcome::kCrashed, "pipe() failed");
     std::fflush(nullptr);

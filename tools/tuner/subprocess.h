@@ -10,7 +10,7 @@
 namespace attngen::tuner {
 
 Measurement measure_in_child(const Variant &kernel, const TuneShape &shape,
-                             const std::string &target,
-                             const MeasureOptions &options, double timeout_seconds);
+                             const std::string &target, const MeasureOptions &options,
+                             double timeout_seconds);
 
 }  // namespace attngen::tuner

@@ -104,8 +104,8 @@ Variant default_kernel(const TuneShape &shape, const std::string &target) {
     std::string schedule;
     const Kernel *kernel = nullptr;
     if (!detail::default_schedule(request, schedules, table, &schedule).ok() ||
-        !detail::choose_kernel(request, schedule, table, [](const Kernel &) { return true; },
-                               &kernel)
+        !detail::choose_kernel(
+             request, schedule, table, [](const Kernel &) { return true; }, &kernel)
              .ok()) {
         return Variant{};
     }

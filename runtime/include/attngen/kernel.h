@@ -21,9 +21,9 @@ using KernelArgvFn = int (*)(void **args);
 using KernelMetadataFn = const halide_filter_metadata_t *(*)();
 
 struct Kernel {
-    std::string name;       // e.g. "attention_f32_causal_d64_cpu_fused".
-    Variant variant;        // What it computes and is specialized to.
-    std::string targets;    // The Halide targets it holds code for, most capable first, ','-joined.
+    std::string name;     // e.g. "attention_f32_causal_d64_cpu_fused".
+    Variant variant;      // What it computes and is specialized to.
+    std::string targets;  // The Halide targets it holds code for, most capable first, ','-joined.
     KernelArgvFn argv = nullptr;
     KernelMetadataFn metadata = nullptr;
 
