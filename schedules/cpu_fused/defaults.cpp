@@ -10,10 +10,14 @@ namespace attngen::schedules::cpu_fused {
 
 namespace {
 
-// Where a default applies; a field at 0 (or false) stands for any value.
+// Where a default applies: the targets and the kernels (by their variant). A field at 0 (or
+// false) stands for any value.
 struct Scope {
     int vector_registers = 0;  // Targets with this many vector registers (16 or 32).
-    int queries_up_to = 0;     // Kernels for at most this many queries (max_queries 1..this).
+    int queries_up_to = 0;     // Kernels for at most this many queries (max_queries 1..this) ...
+    int queries_above = 0;     // ... and for more than this many (max_queries above it).
+    int head_dim = 0;          // Kernels specialized to d_k = d_v = this.
+    bool mask_fixed_per_row = false;  // Kernels whose mask does not vary by query.
 };
 
 struct DefaultRow {
@@ -24,10 +28,13 @@ struct DefaultRow {
 };
 
 constexpr Scope kAll{};
-constexpr Scope k16Registers{16, 0};
+constexpr Scope k16Registers{16, 0, 0, 0, false};
 // Up to this many queries the decode path wins: the block path would fill at most a quarter of
 // the lanes of one block.
-constexpr Scope kDecodeKernels{0, 8};
+constexpr Scope kDecodeKernels{0, 8, 0, 0, false};
+// The d64 kernel for 3 to 8 queries without a mask that varies by query (kernels/variants.txt;
+// the one for up to 2 keeps the decode path), on targets with 32 vector registers.
+constexpr Scope kFewQueriesD64Avx512{32, 8, 2, 64, true};
 
 const std::vector<DefaultRow> &rows() {
     static const std::vector<DefaultRow> table = {
@@ -79,6 +86,22 @@ const std::vector<DefaultRow> &rows() {
         {"value_vectors", kAll, 4, "see value_rows"},
         {"value_vectors", k16Registers, 2,
          "4 x 2 vectors: 4 x 4 accumulators do not fit 16 vector registers"},
+        // Few queries against a cache, measured with `attngen tune --compare` (JIT, 7 alternating
+        // rounds, medians of the per-round ratios to the block path, 2-core AMD EPYC Zen 5,
+        // 2026-12-05). AVX-512, d64, H8 unless said: the block path filled 3 to 8 of a block's
+        // 32 rows; key blocks of 2048 in 4 runs took 0.57 of its time at Nq8 Nk1024, 0.55 at Nq4
+        // Nk2048, 0.58 at Nq4 Nk8192, 0.54 at Nq8 Nk8192, 0.55 at H32 KV8 Nq6 Nk16384, 0.96 at
+        // Nq4 Nk32768 and 0.97 at Nq17 Nk32768; at Nq8 Nk32768 blocks of 2048 in 2 runs took 0.87
+        // and of 1024 in 8 runs 0.86. The decode path, which streams the keys once per query,
+        // took 0.45-0.64 at Nq3-4 Nk <= 8192 but 0.98 at Nq8 Nk8192 and 1.50 at Nq8 Nk32768, so
+        // key blocks are the default that never loses. With 16 vector registers the decode path won everywhere (AVX2: 0.26 at Nq3
+        // Nk4096, 0.54 at Nq8 Nk8192, 0.74 at Nq8 Nk32768, 0.45 at Nq4 Nk32768, where key blocks
+        // took 0.59, 0.61, 0.89 and 0.90; SSE4.1: 0.24 and 0.98), and such kernels keep it.
+        {"split_keys", kFewQueriesD64Avx512, 0, "key blocks: see key_block"},
+        {"key_block", kFewQueriesD64Avx512, 2048,
+         "a few queries against a cache, AVX-512: see the measurements above"},
+        {"key_splits", kFewQueriesD64Avx512, 4,
+         "four runs of key blocks per group of queries keep both threads busy with 8 heads"},
         {"value_key_chunk", kAll, 256,
          "each tile of value_rows queries reads every value row of the head; once a head's values "
          "leave the L2 beside the block's scratch, chunks of 256 keys keep them in cache while the "
@@ -93,11 +116,13 @@ bool applies(const Scope &scope, const Context &ctx) {
     if (scope.vector_registers > 0 && vector_registers(ctx.target) != scope.vector_registers) {
         return false;
     }
-    const int max_queries = ctx.variant.max_queries;
-    if (scope.queries_up_to > 0 && (max_queries <= 0 || max_queries > scope.queries_up_to)) {
+    const Variant &v = ctx.variant;
+    if (scope.queries_up_to > 0 && (v.max_queries <= 0 || v.max_queries > scope.queries_up_to)) {
         return false;
     }
-    return true;
+    if (scope.queries_above > 0 && v.max_queries <= scope.queries_above) return false;
+    if (scope.head_dim > 0 && (v.d_k != scope.head_dim || v.d_v != scope.head_dim)) return false;
+    return !scope.mask_fixed_per_row || !v.mask.varies_by_query();
 }
 
 }  // namespace
