@@ -1,5 +1,6 @@
 // libFuzzer target for the runtime's public API: attngen::attention with shapes, strides (BHSD,
-// BSHD, padded, reversed), head counts, key lengths, scales, masks, optional outputs and
+// BSHD, padded, reversed), head counts, key lengths, scales, masks, score and mask modifiers
+// (windows, prefixes, segments, softcap, ALiBi, broadcast biases), optional outputs and
 // schedule names drawn from the input.
 //
 // Every call must either return an error status, or return ok with outputs that match the fp64
@@ -22,6 +23,7 @@
 
 #include "attngen/attngen.h"
 #include "compare.h"
+#include "drawn_modifiers.h"
 #include "reference.h"
 #include "test_util.h"
 
@@ -240,6 +242,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     probs.layout(in, {s.batch, s.heads, s.nq, s.nk}, true);
 
     const uint32_t seed = in.ConsumeIntegral<uint32_t>();
+    attngen::fuzz::DrawnModifiers modifiers;
+    modifiers.draw(in, s, causal, defect == kNone);
     const auto qd = random_values(s.batch * s.heads * s.nq * s.d_k, seed, -magnitude, magnitude);
     const auto kd =
         random_values(s.batch * s.kv_heads * s.nk * s.d_k, seed + 1, -magnitude, magnitude);
@@ -263,6 +267,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     args.causal = causal;
     args.scale = scale;
     args.schedule = schedule;
+    args.modifiers = modifiers.views(s);
 
     std::vector<int64_t> bad_lengths;
     switch (defect) {
@@ -298,7 +303,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     }
     // Some defects cannot be expressed for this shape (one kv head, d_k = 1): then the call is
     // valid after all. An aliasing output needs d_v <= d_k to stay inside q's storage.
-    bool must_fail = defect != kNone;
+    bool must_fail = defect != kNone || modifiers.defect;
     if (defect == kHeadsNotMultiple && s.kv_heads == 1) must_fail = false;
     if (defect == kInnerStride && s.d_k == 1) must_fail = false;
     if (defect == kOutputAliasesInput && s.d_v > s.d_k) {
@@ -334,13 +339,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     std::vector<float> naive_out(rows * s.d_v), naive_lse(rows), naive_probs(rows * s.nk);
     const std::vector<double> qx(qd.begin(), qd.end()), kx(kd.begin(), kd.end()),
         vx(vd.begin(), vd.end());
-    attngen::reference::attention<double>(s, qx.data(), kx.data(), vx.data(), lengths,
-                                          attngen::MaskSpec{causal}, effective_scale,
-                                          ref_out.data(), ref_lse.data(), ref_probs.data());
-    attngen::reference::attention<float>(s, qd.data(), kd.data(), vd.data(), lengths,
-                                         attngen::MaskSpec{causal}, effective_scale,
-                                         naive_out.data(), naive_lse.data(), naive_probs.data());
-    const double scores = max_abs_score(s, qd, kd, effective_scale);
+    attngen::MaskSpec mask = modifiers.kinds;
+    mask.causal = causal;
+    attngen::reference::attention<double>(s, qx.data(), kx.data(), vx.data(), lengths, mask,
+                                          effective_scale, ref_out.data(), ref_lse.data(),
+                                          ref_probs.data(), &modifiers.values);
+    attngen::reference::attention<float>(s, qd.data(), kd.data(), vd.data(), lengths, mask,
+                                         effective_scale, naive_out.data(), naive_lse.data(),
+                                         naive_probs.data(), &modifiers.values);
+    const double scores = max_abs_score(s, qd, kd, effective_scale) + modifiers.added_magnitude(s);
     check("out", out.gather(), ref_out, naive_out, scores, s.d_k, call);
     if (!out.padding_untouched()) fail("out's padding was written: " + call);
     if (with_lse) {

@@ -1,7 +1,9 @@
 // The composed attention kernel: q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v],
 // key_lengths [B] -> out [B, H, Nq, d_v], lse [B, H, Nq] and, for a variant with probs,
 // probs [B, H, Nq, Nk]. The variant (generator parameter "variant", a spec) says everything
-// else: mask, specialized extents, schedule and tuning; pipeline/attention_pipeline.h builds it.
+// else: mask, score modifiers, specialized extents, schedule and tuning;
+// pipeline/attention_pipeline.h builds it. Each modifier of the variant adds its inputs
+// (pipeline::ModifierInputs names them), which the runtime passes by name.
 #include <optional>
 
 #include "Halide.h"
@@ -31,11 +33,13 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     void configure() {
         variant_ = parse_variant(variant_spec, {Op::kAttention});
         if (variant_.probs) probs = add_output<Buffer<float, 4>>("probs");
+        add_modifier_inputs();
     }
 
     void generate() {
         pipeline_.emplace(variant_, get_target(),
-                          pipeline::AttentionInputs{q, k, v, key_lengths, scale}, auto_schedule);
+                          pipeline::AttentionInputs{q, k, v, key_lengths, scale, modifiers()},
+                          auto_schedule);
         out = pipeline_->out();
         lse = pipeline_->lse();
         std::optional<OutputImageParam> probs_param;
@@ -52,7 +56,50 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     void schedule() { pipeline_->schedule(); }
 
   private:
+    void add_modifier_inputs() {
+        if (variant_.mask.window) {
+            window_left_ = add_input<int32_t>("window_left");
+            window_right_ = add_input<int32_t>("window_right");
+        }
+        if (variant_.mask.prefix) prefix_lengths_ = add_input<Buffer<int32_t, 1>>("prefix_lengths");
+        if (variant_.mask.segments) {
+            q_segments_ = add_input<Buffer<int32_t, 2>>("q_segments");
+            kv_segments_ = add_input<Buffer<int32_t, 2>>("kv_segments");
+        }
+        if (variant_.score.softcap) softcap_ = add_input<float>("softcap");
+        if (variant_.score.alibi) alibi_slopes_ = add_input<Buffer<float, 1>>("alibi_slopes");
+        if (variant_.score.bias) bias_ = add_input<Buffer<float, 4>>("bias");
+    }
+
+    pipeline::ModifierInputs modifiers() const {
+        pipeline::ModifierInputs m;
+        if (window_left_ != nullptr) {
+            window_left_->set_estimate(1024);
+            window_right_->set_estimate(0);
+            m.window_left = *window_left_;
+            m.window_right = *window_right_;
+        }
+        if (prefix_lengths_ != nullptr) m.prefix_lengths = *prefix_lengths_;
+        if (q_segments_ != nullptr) {
+            m.q_segments = *q_segments_;
+            m.kv_segments = *kv_segments_;
+        }
+        if (softcap_ != nullptr) {
+            softcap_->set_estimate(30.0f);
+            m.softcap = *softcap_;
+        }
+        if (alibi_slopes_ != nullptr) m.alibi_slopes = *alibi_slopes_;
+        if (bias_ != nullptr) m.bias = *bias_;
+        return m;
+    }
+
     Variant variant_;
+    Input<int32_t> *window_left_ = nullptr, *window_right_ = nullptr;
+    Input<Buffer<int32_t, 1>> *prefix_lengths_ = nullptr;
+    Input<Buffer<int32_t, 2>> *q_segments_ = nullptr, *kv_segments_ = nullptr;
+    Input<float> *softcap_ = nullptr;
+    Input<Buffer<float, 1>> *alibi_slopes_ = nullptr;
+    Input<Buffer<float, 4>> *bias_ = nullptr;
     // Made in generate(), where the inputs and the target are known.
     std::optional<pipeline::AttentionPipeline> pipeline_;
 };

@@ -48,7 +48,7 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
         shape.d_mem = memory.dim(0).extent();
         algorithm::MhaWeights weights{w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o};
         const algorithm::KeyMask mask =
-            algorithm::define_key_mask(variant_.mask, key_lengths, a.nq, a.nk);
+            algorithm::define_key_mask(variant_.mask, {key_lengths}, a.nq, a.nk);
         funcs_ = algorithm::define_mha(x, memory, weights, mask, shape, scale);
         y = funcs_.y;
         constrain_buffers();

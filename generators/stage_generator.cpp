@@ -90,7 +90,7 @@ class StageGenerator : public VariantGenerator<StageGenerator> {
 
     // The mask of a stage over Nq queries and Nk keys; zero mins on every buffer.
     void define_mask(const Expr &nq, const Expr &nk) {
-        mask_ = algorithm::define_key_mask(variant_.mask, *key_lengths_, nq, nk);
+        mask_ = algorithm::define_key_mask(variant_.mask, {*key_lengths_}, nq, nk);
         zero_mins_and_estimates(*key_lengths_, {{0, 1}});
     }
 

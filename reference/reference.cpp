@@ -6,19 +6,45 @@
 
 namespace attngen::reference {
 
+double ModifierValues::modify(const AttentionShape &s, double score, int64_t b, int64_t h,
+                              int64_t i, int64_t j) const {
+    if (this->score.softcap) score = softcap * std::tanh(score / softcap);
+    if (this->score.alibi) {
+        const int64_t position = i + s.nk - s.nq;
+        score += -alibi_slopes[h] * static_cast<double>(std::llabs(position - j));
+    }
+    if (this->score.bias) {
+        const int64_t index[4] = {b, h, i, j};
+        int64_t flat = 0;
+        for (int d = 0; d < 4; d++)
+            flat = flat * bias_shape[d] + (bias_shape[d] == 1 ? 0 : index[d]);
+        score += bias[flat];
+    }
+    return score;
+}
+
 bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths, const MaskSpec &mask,
-             int64_t b, int64_t i, int64_t j) {
+             int64_t b, int64_t i, int64_t j, const ModifierValues *values) {
     if (!key_lengths.empty() && j >= key_lengths[b]) return false;
     // Query i's position among the keys: the queries are the last Nq positions (bottom-right).
     const int64_t position = i + s.nk - s.nq;
-    if (mask.causal && j > position) return false;
+    if (mask.causal && j > position) {
+        if (!mask.prefix || j >= values->prefix_lengths[b]) return false;
+    }
+    if (mask.window) {
+        if (values->window_left >= 0 && j < position - values->window_left) return false;
+        if (values->window_right >= 0 && j > position + values->window_right) return false;
+    }
+    if (mask.segments && values->q_segments[b * s.nq + i] != values->kv_segments[b * s.nk + j]) {
+        return false;
+    }
     return true;
 }
 
 template <typename T>
 void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
                const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *out,
-               T *lse, T *probs) {
+               T *lse, T *probs, const ModifierValues *values) {
     const int64_t group = s.heads / s.kv_heads;
     std::vector<T> row(s.nk);
     std::vector<char> keys(s.nk);
@@ -28,17 +54,26 @@ void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
             for (int64_t i = 0; i < s.nq; i++) {
                 const T *qi = q + ((b * s.heads + h) * s.nq + i) * s.d_k;
                 int64_t count = 0;
+                bool has_nan = false;
                 T max = -std::numeric_limits<T>::infinity();
                 for (int64_t j = 0; j < s.nk; j++) {
-                    keys[j] = allowed(s, key_lengths, mask, b, i, j);
+                    keys[j] = allowed(s, key_lengths, mask, b, i, j, values);
                     if (!keys[j]) continue;
-                    count++;
                     const T *kj = k + ((b * s.kv_heads + g) * s.nk + j) * s.d_k;
                     T dot = 0;
                     for (int64_t d = 0; d < s.d_k; d++) dot += qi[d] * kj[d];
                     row[j] = dot * scale;
+                    if (values != nullptr && values->score.any()) {
+                        row[j] = static_cast<T>(values->modify(s, row[j], b, h, i, j));
+                    }
+                    has_nan |= std::isnan(row[j]);
                     max = std::max(max, row[j]);
                 }
+                // A row whose allowed scores are all -inf has no key to weigh: it is empty.
+                for (int64_t j = 0; j < s.nk; j++) {
+                    if (keys[j] && (has_nan || max > -std::numeric_limits<T>::infinity())) count++;
+                }
+                if (count == 0) std::fill(keys.begin(), keys.end(), 0);
                 T sum = 0;
                 for (int64_t j = 0; j < s.nk; j++) {
                     if (!keys[j]) continue;
@@ -145,7 +180,8 @@ void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *
 
 #define ATTNGEN_INSTANTIATE(T)                                                                    \
     template void attention<T>(const AttentionShape &, const T *, const T *, const T *,           \
-                               const std::vector<int64_t> &, const MaskSpec &, T, T *, T *, T *); \
+                               const std::vector<int64_t> &, const MaskSpec &, T, T *, T *, T *,  \
+                               const ModifierValues *);                                           \
     template void projection<T>(int64_t, int64_t, int64_t, const T *, const T *, const T *, T *); \
     template void scores<T>(const AttentionShape &, const T *, const T *, T, T *);                \
     template void mha<T>(const MhaShape &, const T *, const T *, const T *, const T *, const T *, \

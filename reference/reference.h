@@ -17,17 +17,37 @@ struct AttentionShape {
     int64_t d_k = 1, d_v = 1;
 };
 
+// The values of the modifiers (attngen/modifiers.h), dense and row-major. The mask kinds read
+// theirs where the MaskSpec has the kind; each score modifier applies where `score` has it.
+struct ModifierValues {
+    ScoreSpec score;
+    double softcap = 0;
+    std::vector<double> alibi_slopes;  // [H]
+    // bias_shape[d] is 1 or the extent of [B, H, Nq, Nk] in dim d (broadcast).
+    std::vector<double> bias;
+    int64_t bias_shape[4] = {1, 1, 1, 1};
+    int64_t window_left = -1, window_right = -1;   // -1: unbounded.
+    std::vector<int64_t> prefix_lengths;           // [B]
+    std::vector<int64_t> q_segments, kv_segments;  // [B, Nq] and [B, Nk]
+
+    // The modified score of key j for query i of head h in batch element b.
+    double modify(const AttentionShape &s, double score, int64_t b, int64_t h, int64_t i,
+                  int64_t j) const;
+};
+
 // Whether query i of batch element b may see key j, literally as docs/design.md section 1 states
-// each mask kind; key_lengths empty means every batch element has all nk keys.
+// each mask kind; key_lengths empty means every batch element has all nk keys. values holds the
+// window, prefixes and segments of masks with those kinds.
 bool allowed(const AttentionShape &s, const std::vector<int64_t> &key_lengths, const MaskSpec &mask,
-             int64_t b, int64_t i, int64_t j);
+             int64_t b, int64_t i, int64_t j, const ModifierValues *values = nullptr);
 
 // q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] -> out [B, H, Nq, d_v],
-// lse [B, H, Nq] and probs [B, H, Nq, Nk]; lse and probs may be null.
+// lse [B, H, Nq] and probs [B, H, Nq, Nk]; lse and probs may be null. A row with no allowed key,
+// or whose allowed scores are all -inf, gives out = 0, lse = -inf and probs = 0.
 template <typename T>
 void attention(const AttentionShape &s, const T *q, const T *k, const T *v,
                const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *out,
-               T *lse, T *probs);
+               T *lse, T *probs, const ModifierValues *values = nullptr);
 
 // y [rows, d_out] = x [rows, d_in] w [d_in, d_out] + bias [d_out]; bias may be null.
 template <typename T>

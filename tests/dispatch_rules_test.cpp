@@ -161,5 +161,55 @@ TEST(DispatchRules, AutoschedulerBaselinesAreKnownByTheBuildsNames) {
         EXPECT_FALSE(is_autoscheduler_baseline(name)) << name;
 }
 
+// Modifiers: a kernel covers a call whose modifiers are among its own, with the same causal
+// rule, and among the kernels that cover a call the one with the fewest unused modifiers wins.
+Kernel WithSpec(const char *spec) {
+    Kernel k;
+    EXPECT_TRUE(Variant::parse(spec, &k.variant).ok()) << spec;
+    k.name = spec;
+    return k;
+}
+
+TEST(DispatchRules, AKernelWithMoreModifiersCoversACallWithFewer) {
+    const Kernel all = WithSpec(
+        "op:attention,mask:causal+window+prefix+segments,score:softcap+alibi+bias,"
+        "schedule:cpu_fused");
+    KernelRequest call;
+    call.mask.causal = true;
+    call.mask.window = true;
+    call.score.alibi = true;
+    EXPECT_TRUE(fits(all.variant, call));
+    call.mask.causal = false;  // Causal is never neutralized: another kernel's job.
+    EXPECT_FALSE(fits(all.variant, call));
+    const Kernel window = WithSpec("op:attention,mask:window,schedule:cpu_fused");
+    call.score.alibi = false;
+    EXPECT_TRUE(fits(window.variant, call));
+    call.mask.segments = true;
+    EXPECT_FALSE(fits(window.variant, call));
+}
+
+TEST(DispatchRules, TheKernelWithFewestUnusedModifiersTakesTheCall) {
+    const std::vector<Kernel> entries = {
+        WithSpec("op:attention,mask:window+segments,score:softcap+alibi+bias,schedule:cpu_fused"),
+        WithSpec("op:attention,mask:window,d_k:64,d_v:64,schedule:cpu_fused"),
+        WithSpec("op:attention,mask:window,schedule:cpu_fused")};
+    KernelRequest request;
+    request.heads = request.kv_heads = 8;
+    request.d_k = request.d_v = 64;
+    request.queries = 256;
+    request.keys = 1024;
+    request.mask.window = true;
+    const Kernel *chosen = nullptr;
+    auto all = [](const Kernel &) { return true; };
+    ASSERT_TRUE(choose_kernel(request, "cpu_fused", entries, all, &chosen).ok());
+    EXPECT_EQ(chosen, &entries[1]);  // Exact modifiers, then the specialized head dim.
+    request.score.softcap = true;
+    ASSERT_TRUE(choose_kernel(request, "cpu_fused", entries, all, &chosen).ok());
+    EXPECT_EQ(chosen, &entries[0]);
+    request.mask.causal = true;
+    EXPECT_EQ(choose_kernel(request, "cpu_fused", entries, all, &chosen).code(),
+              StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace attngen::detail

@@ -21,6 +21,7 @@ AttentionCase CaseFor(const Kernel &k, int64_t nq) {
     c.shape = ShapeFor(k, nq);
     c.causal = k.variant.mask.causal;
     c.key_lengths = {c.shape.nk, c.shape.nk - 7};
+    UseEveryModifierOf(k.variant, &c);
     return c;
 }
 
@@ -42,6 +43,8 @@ std::string RunCaseFor(const Kernel &k, int64_t nq) {
     if (k.variant.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
     args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
     args.causal = c.causal;
+    ModifierTensors tensors;
+    args.modifiers = tensors.views(c);
     args.schedule = k.variant.schedule;
     CallInfo info;
     Status status = attention(args, &info);

@@ -143,6 +143,79 @@ inline std::string KernelName(const ::testing::TestParamInfo<Kernel> &info) {
     return info.param.name;
 }
 
+// The tensors of a case's modifiers in the runtime's types, kept alive for the call.
+struct ModifierTensors {
+    std::vector<float> slopes, bias;
+    std::vector<int64_t> prefix, q_segments, kv_segments;
+
+    Modifiers views(const AttentionCase &c) {
+        const reference::ModifierValues &m = c.modifiers;
+        const auto &s = c.shape;
+        Modifiers mods;
+        if (m.score.softcap) mods.softcap = static_cast<float>(m.softcap);
+        if (m.score.alibi) {
+            slopes.assign(m.alibi_slopes.begin(), m.alibi_slopes.end());
+            mods.alibi_slopes = TensorView::f32(slopes.data(), {s.heads});
+        }
+        if (m.score.bias) {
+            bias.assign(m.bias.begin(), m.bias.end());
+            const int64_t *e = m.bias_shape;
+            mods.bias = TensorView::f32(bias.data(), {e[0], e[1], e[2], e[3]});
+        }
+        if (c.kinds.window) {
+            if (m.window_left >= 0) mods.window_left = m.window_left;
+            if (m.window_right >= 0) mods.window_right = m.window_right;
+        }
+        if (c.kinds.prefix) {
+            prefix = m.prefix_lengths;
+            mods.prefix_lengths = TensorView::i64(prefix.data(), {s.batch});
+        }
+        if (c.kinds.segments) {
+            q_segments = m.q_segments;
+            kv_segments = m.kv_segments;
+            mods.q_segments = TensorView::i64(q_segments.data(), {s.batch, s.nq});
+            mods.kv_segments = TensorView::i64(kv_segments.data(), {s.batch, s.nk});
+        }
+        return mods;
+    }
+};
+
+// Gives the case every modifier of variant v with values that change the result: a window, prefix
+// lengths, packed documents of 8 keys, a softcap, ALiBi slopes and a bias over every score. A
+// call with all of them goes to a kernel with exactly v's modifiers, whichever others exist.
+inline void UseEveryModifierOf(const Variant &v, AttentionCase *c) {
+    const auto &s = c->shape;
+    reference::ModifierValues &m = c->modifiers;
+    c->kinds = v.mask;
+    c->kinds.causal = false;
+    if (v.mask.window) {
+        m.window_left = 11;
+        m.window_right = v.mask.causal ? -1 : 4;
+    }
+    if (v.mask.prefix) m.prefix_lengths.assign(s.batch, s.nk / 2);
+    if (v.mask.segments) {
+        for (int64_t b = 0; b < s.batch; b++) {
+            for (int64_t j = 0; j < s.nk; j++) m.kv_segments.push_back(j / 8);
+            for (int64_t i = 0; i < s.nq; i++) {
+                m.q_segments.push_back(std::max<int64_t>(i + s.nk - s.nq, 0) / 8);
+            }
+        }
+    }
+    m.score = v.score;
+    m.softcap = 4.0;
+    for (int64_t h = 0; h < s.heads; h++) m.alibi_slopes.push_back(0.25 / (h + 1));
+    if (v.score.bias) {
+        const int64_t full[4] = {s.batch, s.heads, s.nq, s.nk};
+        std::copy(full, full + 4, m.bias_shape);
+        for (float x : random_values(s.batch * s.heads * s.nq * s.nk, 5)) m.bias.push_back(x);
+    }
+}
+
+// Whether kernel k has modifiers beyond causal.
+inline bool HasModifiers(const Kernel &k) {
+    return k.variant.mask.extra_kinds() + k.variant.score.extra_kinds() > 0;
+}
+
 // The arguments of attngen::attention for the case's inputs (contiguous [B, H, N, D]) and the
 // given outputs, sized and filled with `fill` (NaN shows an element a kernel did not write);
 // lse and probs may be null, key lengths are passed when the case has them.
@@ -168,6 +241,15 @@ inline AttentionArgs ArgsFor(const AttentionCase &c, std::vector<float> *out,
     }
     args.causal = c.causal;
     args.scale = c.scale;
+    return args;
+}
+
+// ArgsFor with the case's modifiers, viewed from `tensors`.
+inline AttentionArgs ArgsWithModifiersFor(const AttentionCase &c, ModifierTensors *tensors,
+                                          std::vector<float> *out, std::vector<float> *lse,
+                                          std::vector<float> *probs, float fill = NAN) {
+    AttentionArgs args = ArgsFor(c, out, lse, probs, fill);
+    args.modifiers = tensors->views(c);
     return args;
 }
 

@@ -59,10 +59,10 @@ void AttentionCase::prepare(uint32_t seed, float magnitude) {
     probs32.resize(probs.size());
     auto qd = to_double(q), kd = to_double(k), vd = to_double(v);
     const float sc = effective_scale();
-    reference::attention<double>(s, qd.data(), kd.data(), vd.data(), key_lengths, MaskSpec{causal},
-                                 sc, out.data(), lse.data(), probs.data());
-    reference::attention<float>(s, q.data(), k.data(), v.data(), key_lengths, MaskSpec{causal}, sc,
-                                out32.data(), lse32.data(), probs32.data());
+    reference::attention<double>(s, qd.data(), kd.data(), vd.data(), key_lengths, mask(), sc,
+                                 out.data(), lse.data(), probs.data(), &modifiers);
+    reference::attention<float>(s, q.data(), k.data(), v.data(), key_lengths, mask(), sc,
+                                out32.data(), lse32.data(), probs32.data(), &modifiers);
 }
 
 }  // namespace attngen::test

@@ -27,6 +27,10 @@ std::vector<double> to_double(const std::vector<float> &v);
 struct AttentionCase {
     reference::AttentionShape shape;
     bool causal = false;
+    // The other mask kinds (window, prefix, segments), whose values are in modifiers, as are the
+    // score modifiers (modifiers.score says which apply).
+    MaskSpec kinds;
+    reference::ModifierValues modifiers;
     std::vector<int64_t> key_lengths;  // Empty: no padding.
     std::optional<float> scale;        // Empty: 1 / sqrt(d_k).
     std::vector<float> q, k, v;
@@ -35,6 +39,12 @@ struct AttentionCase {
     std::vector<float> out32, lse32, probs32;  // Naive float32.
 
     float effective_scale() const;
+    // The mask of the case: causal with the other kinds.
+    MaskSpec mask() const {
+        MaskSpec m = kinds;
+        m.causal = causal;
+        return m;
+    }
     // Draws inputs in [-magnitude, magnitude) (v in [-1, 1)) without computing the references,
     // for tests that compare a kernel with itself.
     void draw(uint32_t seed, float magnitude = 1.0f);

@@ -88,6 +88,12 @@ TEST(Variant, RefusesWhatItCannotRead) {
         {"op:projection,schedule:x,mask:causal", "a projection has no mask"},
         {"op:attention,schedule:x,heads:8,kv_heads:3", "kv_heads 3 does not divide heads 8"},
         {"op:attention,tuning:key_tile:5,schedule:x", "'schedule:x' is not name:integer"},
+        {"op:attention,schedule:x,score:tanh",
+         "score 'tanh' is not 'none' or a '+'-list of: "
+         "softcap, alibi, bias"},
+        {"op:attention,schedule:x,mask:prefix", "mask kind prefix widens the causal mask"},
+        {"op:mha,schedule:x,mask:window", "apply to op attention only"},
+        {"op:scores,schedule:x,score:bias", "apply to op attention only"},
     };
     for (const auto &[spec, why] : cases) {
         const std::string message = Refusal(spec);
@@ -101,6 +107,19 @@ TEST(Variant, MaskNamesItsKinds) {
     EXPECT_EQ(MaskSpec{true}.to_string(), "causal");
     EXPECT_FALSE(MaskSpec{}.varies_by_query());
     EXPECT_TRUE(MaskSpec{true}.varies_by_query());
+    EXPECT_EQ((MaskSpec{true, true, true, true}.to_string()), "causal+window+prefix+segments");
+    EXPECT_TRUE((MaskSpec{false, true}.varies_by_query()));
+    EXPECT_FALSE((MaskSpec{false, false, false, true}.varies_by_query()));
+}
+
+TEST(Variant, ModifiersRoundTripInOneOrder) {
+    const Variant v =
+        Parsed("op:attention,score:bias+softcap,mask:segments+window+causal,schedule:cpu_fused");
+    EXPECT_EQ(v.to_string(),
+              "op:attention,storage:f32,mask:causal+window+segments,score:softcap+bias,"
+              "schedule:cpu_fused");
+    EXPECT_EQ(Parsed(v.to_string()), v);
+    EXPECT_FALSE(Parsed("op:attention,schedule:x,score:none").score.any());
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 # the installed package (find_package(attngen)).
 #
 #   attngen_add_kernel([NAME <name>] OP attention|mha|projection|scores|softmax|weighted_sum
-#                      [MASK none|causal] [PROBS]
+#                      [MASK none|<kinds>] [SCORE none|<modifiers>] [PROBS]
 #                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n]
 #                      [MAX_QUERIES n] [MIN_KEYS n]
 #                      [SCHEDULE <name>|TUNED] [TUNING "name=value,..."]
@@ -15,8 +15,11 @@
 #   NAME        the kernel's C function and library target; left out, a name that says what
 #               varies, e.g. attention_f32_causal_d64_cpu_fused
 #   OP          what the kernel computes: attention, the multi-head layer (mha), or a stage alone
-#   MASK        none (the default) or causal: bottom-right aligned (query i sees key j iff
-#               j <= i + Nk - Nq); key_lengths are honoured by every kernel
+#   MASK        none (the default) or mask kinds joined by '+': causal (bottom-right aligned,
+#               query i sees key j iff j <= i + Nk - Nq), window (a sliding window), prefix
+#               (prefix-LM, with causal), segments (packed documents); key_lengths are honoured
+#               by every kernel. attngen/modifiers.h states each kind exactly.
+#   SCORE       none (the default) or score modifiers joined by '+': softcap, alibi, bias
 #   PROBS       the kernel also writes the probabilities (OP attention)
 #   HEADS, KV_HEADS, D_K, D_V
 #               specialize the kernel to these values; left out, it reads them from the buffers

@@ -2,7 +2,7 @@
 # with their defaults and turned into the kernel's variant spec, name and targets.
 
 set(_attngen_kernel_flags PROBS CUDA)
-set(_attngen_kernel_values NAME OP STORAGE MASK HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS
+set(_attngen_kernel_values NAME OP STORAGE MASK SCORE HEADS KV_HEADS D_K D_V MAX_QUERIES MIN_KEYS
     KEYS_ESTIMATE SCHEDULE TUNING CUDA_CAPABILITY)
 set(_attngen_kernel_lists TARGETS)
 string(REPLACE ";" " " _attngen_kernel_option_list
@@ -33,6 +33,10 @@ function(_attngen_default_kernel_name OUT P)
     if (NOT ${P}_MASK STREQUAL "none")
         string(REPLACE "+" "_" mask "${${P}_MASK}")
         string(APPEND name "_${mask}")
+    endif ()
+    if (${P}_SCORE AND NOT ${P}_SCORE STREQUAL "none")
+        string(REPLACE "+" "_" score "${${P}_SCORE}")
+        string(APPEND name "_${score}")
     endif ()
     if (${P}_PROBS)
         string(APPEND name "_probs")
@@ -277,6 +281,12 @@ macro(_attngen_parse_kernel_options P)
         _attngen_kernel_error("${_attngen_name}" "MASK must be none or mask kinds joined by '+' "
                               "(e.g. causal), got '${${P}_MASK}'")
     endif ()
+    if (NOT ${P}_SCORE)
+        set(${P}_SCORE none)
+    elseif (NOT ${P}_SCORE MATCHES "^[a-z_]+(\\+[a-z_]+)*$")
+        _attngen_kernel_error("${_attngen_name}" "SCORE must be none or score modifiers joined by "
+                              "'+' (e.g. softcap+alibi), got '${${P}_SCORE}'")
+    endif ()
     if (${P}_D_K AND NOT ${P}_D_V)
         set(${P}_D_V ${${P}_D_K})
     endif ()
@@ -319,6 +329,9 @@ macro(_attngen_parse_kernel_options P)
     # The variant spec (runtime/include/attngen/variant.h): the generator reads it, and the
     # runtime's registry describes the kernel by it.
     set(${P}_SPEC "op:${${P}_OP},storage:${${P}_STORAGE},mask:${${P}_MASK}")
+    if (NOT ${P}_SCORE STREQUAL "none")
+        string(APPEND ${P}_SPEC ",score:${${P}_SCORE}")
+    endif ()
     if (${P}_PROBS)
         string(APPEND ${P}_SPEC ",probs:yes")
     endif ()

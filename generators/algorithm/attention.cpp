@@ -19,7 +19,8 @@ Func for_query_heads(const Func &kv, const AttentionShape &shape, const std::str
 }
 
 AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v, const KeyMask &mask,
-                                const AttentionShape &shape, const Expr &scale) {
+                                const AttentionShape &shape, const Expr &scale,
+                                const ScoreModifier &modifier) {
     AttentionFuncs f;
     f.q = q;
     f.k = k;
@@ -31,7 +32,7 @@ AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v, con
     // The scores are kept in base 2 (softmax.h): log2(e) joins the scale, so no score is
     // multiplied twice. They are left unmasked (scores.h): the softmax visits allowed keys only.
     f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask,
-                             /*masked=*/false);
+                             /*masked=*/false, modifier, scale);
     f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask, 1.0f);
     f.weighted_sum =
         define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum);

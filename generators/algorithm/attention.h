@@ -40,8 +40,9 @@ struct AttentionFuncs {
 Halide::Func for_query_heads(const Halide::Func &kv, const AttentionShape &shape,
                              const std::string &name);
 
+// modifier: the score modifier of the variant (score_modifiers.h), empty for none.
 AttentionFuncs define_attention(const Halide::Func &q, const Halide::Func &k, const Halide::Func &v,
                                 const KeyMask &mask, const AttentionShape &shape,
-                                const Halide::Expr &scale);
+                                const Halide::Expr &scale, const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

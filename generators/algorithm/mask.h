@@ -3,16 +3,20 @@
 // allowed keys from a KeyMask and nothing else.
 //
 // The allowed keys of query i in batch element b are the keys of a range [begin(i, b), end(i, b))
-// for which a per-key predicate allowed(j, i, b) holds, where the mask kind needs one. Key padding
-// ends every range at key_lengths(b); causal attention, aligned bottom-right (docs/design.md
-// section 1), ends query i's range after key i + (Nk - Nq). Every reduction over keys runs over
-// allowed keys only, which lets Halide trim the loops (causal attention skips masked keys
-// entirely) and guarantees that a masked key's data, even NaN, never reaches an output.
+// for which a per-key predicate allowed(j, i, b) holds, where the mask kind needs one. With
+// p(i) = i + Nk - Nq (bottom-right alignment, docs/design.md section 1): key padding ends every
+// range at key_lengths(b); causal attention ends query i's range after key p(i), or at the
+// prefix length P(b) when that is later (prefix-LM); a sliding window bounds it to
+// [p(i) - L, p(i) + R]; packed documents (segments) are the one per-key predicate. Every
+// reduction over keys runs over allowed keys only, which lets Halide trim the loops (causal
+// attention and windows skip masked keys entirely) and guarantees that a masked key's data, even
+// NaN, never reaches an output.
 //
 // Masks whose range varies by query are processed in aligned groups of kCausalGroup queries.
 // Each reduction over keys is written as parts with the same result: a dense part over the keys
 // that every query of the group may see, whose bounds are the same for all of the group's
-// queries, and bands of at most kCausalGroup keys before and after it, masked per query. A
+// queries, and bands of at most kCausalGroup keys before and after it, masked per query. That
+// holds because begin and end grow by at most one key from one query to the next. A
 // schedule that vectorizes across queries then runs the dense part, nearly all of the work, with
 // plain loop bounds and no per-lane masks, as long as its blocks of queries divide the group.
 #pragma once
@@ -32,11 +36,12 @@ namespace attngen::algorithm {
 // to typical key counts, so the bands cost a few percent.
 constexpr int kCausalGroup = 32;
 
-// The allowed keys. Contract of every mask definition: begin and end do not decrease with i (the
-// online formulation bounds a group's walk by its first query's begin and its last query's end),
-// begin <= dense_begin <= dense_end <= end for every query of a group, the bands
-// [begin, dense_begin) and [dense_end, end) hold at most kCausalGroup keys each, and each bound
-// is clamped into [0, Nk] in its definition, so that bounds inference can bound the keys read.
+// The allowed keys. Contract of every mask definition: begin and end do not decrease with i and
+// grow by at most one per query (the online formulation bounds a group's walk by its first
+// query's begin and its last query's end), dense_begin <= dense_end, every key of
+// [dense_begin, dense_end) lies in [begin, end) of every query of the group, and each bound is
+// clamped into [0, Nk] in its definition, so that bounds inference can bound the keys read. Where
+// a window is narrower than a group, the dense part is empty and the bands hold every key.
 struct KeyMask {
     MaskSpec spec;
     // end(i, b): the allowed keys end before end(i, b).
@@ -49,6 +54,7 @@ struct KeyMask {
     // undefined with begin).
     Halide::Func dense_begin, dense_end;
     // allowed(j, i, b): the per-key test within the range; undefined where the range says it all.
+    // Never computed apart (funcs() leaves it out): it is inlined into each reduction's predicate.
     Halide::Func allowed;
 
     // Whether the range varies by query, so that reductions get bands besides the dense part.
@@ -62,10 +68,19 @@ struct KeyMask {
     void compute_root() const;
 };
 
-// The mask of a spec. key_lengths(b) is clamped to [0, nk] so that a bad length cannot make the
+// The run-time values of a mask: each defined where the spec has its kind. The runtime passes
+// neutral values for the kinds a call does not use (attngen/variant.h, MaskSpec::covers).
+struct MaskInputs {
+    Halide::Func key_lengths;                // key_lengths(b), every mask.
+    Halide::Expr window_left, window_right;  // L and R, int32 >= 0 (window).
+    Halide::Func prefix_lengths;             // prefix_lengths(b) (prefix).
+    Halide::Func q_segments, kv_segments;    // q_segments(i, b), kv_segments(j, b) (segments).
+};
+
+// The mask of a spec. Lengths are clamped to [0, nk] so that a bad length cannot make the
 // kernel read out of bounds; the runtime rejects such lengths before a kernel runs.
-KeyMask define_key_mask(const MaskSpec &spec, const Halide::Func &key_lengths,
-                        const Halide::Expr &nq, const Halide::Expr &nk);
+KeyMask define_key_mask(const MaskSpec &spec, const MaskInputs &inputs, const Halide::Expr &nq,
+                        const Halide::Expr &nk);
 
 // The reduction domains of a reduction over the allowed keys: the dense part, and the bands after
 // and before it (undefined where the mask has no such band).
@@ -75,18 +90,19 @@ struct KeyReduction {
 
 // Adds the update definitions that fold value(key) into f over the allowed keys of each query:
 // f(args) = combine(f(args), value(key)), one update per part (dense, then band, then lower
-// band). args must contain the Vars i and b of dims().
+// band). args must contain the Vars i and b of dims(). identity is combine's neutral element: a
+// key in the range that the per-key test refuses contributes it instead of its value.
 KeyReduction reduce_over_keys(
     Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
     const Halide::Expr &nk, const std::function<Halide::Expr(Halide::Expr)> &value,
     const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
-    const std::string &name);
+    const Halide::Expr &identity, const std::string &name);
 
 // reduce_over_keys for a Func of several values: f(args) = combine(f(args), value(key)).
 KeyReduction reduce_tuple_over_keys(
     Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
     const Halide::Expr &nk, const std::function<Halide::Tuple(Halide::Expr)> &value,
     const std::function<Halide::Tuple(const Halide::Tuple &, const Halide::Tuple &)> &combine,
-    const std::string &name);
+    const Halide::Tuple &identity, const std::string &name);
 
 }  // namespace attngen::algorithm

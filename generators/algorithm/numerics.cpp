@@ -74,6 +74,10 @@ Expr nan_where(Expr condition, Expr value) {
                                                      Halide::reinterpret<uint32_t>(value)));
 }
 
+Expr lowest_bits() {
+    return Expr(uint32_t{0xff7fffff});
+}
+
 Expr masked_score() {
     return Expr(-std::numeric_limits<float>::infinity());
 }

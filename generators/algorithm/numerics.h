@@ -49,6 +49,10 @@ Halide::Expr magnitude_bits(Halide::Expr x);
 // NaN where condition holds, else value; chosen on the bits (see keep_nan).
 Halide::Expr nan_where(Halide::Expr condition, Halide::Expr value);
 
+// The bits of the lowest finite float, the starting maximum of a row: a row maximum that still
+// has them saw no score above -inf.
+Halide::Expr lowest_bits();
+
 // The additive mask value of a disallowed key in the scores output.
 Halide::Expr masked_score();
 

@@ -16,7 +16,7 @@ using Halide::Var;
 OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const Func &v,
                                              const KeyMask &mask, const AttentionShape &shape,
                                              const Expr &scale, int key_block, int query_group,
-                                             int key_splits) {
+                                             int key_splits, const ScoreModifier &modifier) {
     const Dims &x = dims();
     const Var t("t");
     const int T = key_block;
@@ -39,7 +39,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // Unmasked (scores.h): every reduction below visits allowed keys only, and the probabilities
     // select their own zeros.
     f.scores = define_scores(q_rows, f.k_for_head, shape.d_k, scale_base_two, f.mask,
-                             /*masked=*/false);
+                             /*masked=*/false, modifier, scale);
     const Func &s = f.scores.scores;
     const Expr end = f.mask.end(x.i, x.b);
 
@@ -138,7 +138,16 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.running = Func("running");
     f.running(x.e, x.i, x.h, x.b) = f.running_grouped(x.e, x.i % G, x.i / G, x.h, x.b);
 
-    const Expr empty_row = end <= f.mask.begin_at(x.i, x.b);
+    // A row is empty when it has no allowed key, or when every allowed score is -inf (a bias or
+    // an input of -inf): its maximum then never rose above the lowest float, and its weights,
+    // 2^-126 each after exp2_nonpositive's clamp, must not average the values. A row of NaN
+    // scores may keep that maximum too (float max ignores NaN under LLVM's no-NaNs flag); its
+    // sum is NaN, and it is a NaN row, not an empty one. Both tests are made on the bits.
+    const Expr running_sum = f.running(0, x.i, x.h, x.b)[1];
+    const Expr empty_row =
+        end <= f.mask.begin_at(x.i, x.b) ||
+        (Halide::reinterpret<uint32_t>(f.running(0, x.i, x.h, x.b)[0]) == lowest_bits() &&
+         magnitude_bits(running_sum) <= Expr(uint32_t{0x7f800000}));
     const Expr l = f.running(x.e, x.i, x.h, x.b)[1];
     f.out = Func("out");
     f.out(x.e, x.i, x.h, x.b) =
@@ -153,7 +162,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // The probabilities recompute the scores: the merge's scores live only inside a key block.
     // p = 2^(y - lse log2(e)); the exponent is at most a rounding error above 0.
     f.probs_scores = define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k,
-                                   scale_base_two, f.mask, /*masked=*/false);
+                                   scale_base_two, f.mask, /*masked=*/false, modifier, scale);
     f.probs = Func("probs");
     f.probs(x.j, x.i, x.h, x.b) = Halide::select(
         f.mask.allows(x.j, x.i, x.b),

@@ -58,6 +58,7 @@ struct OnlineAttentionFuncs {
 OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
                                              const Halide::Func &v, const KeyMask &mask,
                                              const AttentionShape &shape, const Halide::Expr &scale,
-                                             int key_block, int query_group, int key_splits);
+                                             int key_block, int query_group, int key_splits,
+                                             const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

@@ -10,7 +10,8 @@ using Halide::Func;
 using Halide::RDom;
 
 ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const Expr &scale,
-                          const KeyMask &mask, bool masked) {
+                          const KeyMask &mask, bool masked, const ScoreModifier &modifier,
+                          const Expr &natural_scale) {
     const Dims &v = dims();
     ScoresFuncs f;
     f.q = q;
@@ -20,7 +21,12 @@ ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const E
     f.dot(v.j, v.i, v.h, v.b) = 0.0f;
     f.dot(v.j, v.i, v.h, v.b) += q(f.d, v.i, v.h, v.b) * k(f.d, v.j, v.h, v.b);
     f.scores = Func("scores");
-    const Expr scaled = f.dot(v.j, v.i, v.h, v.b) * scale;
+    Expr scaled = f.dot(v.j, v.i, v.h, v.b) * scale;
+    if (modifier) {
+        // The attention callers' scale is natural_scale log2(e) (base_two_scale).
+        const Expr natural = f.dot(v.j, v.i, v.h, v.b) * natural_scale;
+        scaled = modifier(natural, v.j, v.i, v.h, v.b) * kLog2e;
+    }
     f.scores(v.j, v.i, v.h, v.b) =
         masked ? Halide::select(mask.allows(v.j, v.i, v.b), scaled, masked_score()) : scaled;
     return f;

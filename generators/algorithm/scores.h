@@ -7,6 +7,7 @@
 
 #include "Halide.h"
 #include "mask.h"
+#include "score_modifiers.h"
 
 namespace attngen::algorithm {
 
@@ -22,7 +23,13 @@ struct ScoresFuncs {
 // only the keys a row may see, as the softmax does (mask.h). There the select would be work
 // per score for nothing, and it split cpu_fused's weights loop around a branch on the key
 // bound.
+//
+// scale is the factor of the dot products as the consumers want them (attention's softmax works
+// in base 2 and passes base_two_scale). With a modifier the score is modified in natural units
+// and then turned to base 2: modifier(dot * natural_scale) * log2(e), and scale is unused.
 ScoresFuncs define_scores(const Halide::Func &q, const Halide::Func &k, const Halide::Expr &d_k,
-                          const Halide::Expr &scale, const KeyMask &mask, bool masked = true);
+                          const Halide::Expr &scale, const KeyMask &mask, bool masked = true,
+                          const ScoreModifier &modifier = {},
+                          const Halide::Expr &natural_scale = Halide::Expr());
 
 }  // namespace attngen::algorithm

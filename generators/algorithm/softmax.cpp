@@ -14,7 +14,6 @@ using Halide::RDom;
 SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &mask,
                             const Expr &to_base_two) {
     const Dims &v = dims();
-    const Expr empty_row = mask.end(v.i, v.b) <= mask.begin_at(v.i, v.b);
     const std::vector<Expr> row{v.i, v.h, v.b};
     SoftmaxFuncs f;
     f.scores = scores;
@@ -29,7 +28,8 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
     // row has a NaN score: the pass over the scores that finds the maximum finds it too, two
     // integer operations per vector in a pass that waits on memory more than on arithmetic,
     // and the exponentials need no NaN guard of their own.
-    f.row_max(row) = Halide::Tuple(std::numeric_limits<float>::lowest(), Expr(uint32_t{0}));
+    const Halide::Tuple no_score(std::numeric_limits<float>::lowest(), Expr(uint32_t{0}));
+    f.row_max(row) = no_score;
     KeyReduction max_keys = reduce_tuple_over_keys(
         f.row_max, row, mask, nk,
         [&](Expr key) {
@@ -40,7 +40,7 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
         [](const Halide::Tuple &a, const Halide::Tuple &x) {
             return Halide::Tuple(Halide::max(a[0], x[0]), Halide::max(a[1], x[1]));
         },
-        "max_keys");
+        no_score, "max_keys");
     f.max_keys = max_keys.dense;
     f.max_band = max_keys.band;
     f.max_lower_band = max_keys.lower_band;
@@ -51,6 +51,13 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
     const Expr nan_row = f.row_max(v.i, v.h, v.b)[1] > inf_bits ||
                          Halide::reinterpret<uint32_t>(row_max) == inf_bits;
 
+    // A row is empty when it has no allowed key, or when every allowed score is -inf (a bias or
+    // an input of -inf): its maximum then stayed the lowest float, and its weights, 2^-126 each
+    // after exp2_nonpositive's clamp, must not average the values. A row of NaN scores may keep
+    // that maximum too (float max ignores NaN under LLVM's no-NaNs flag): it is NaN, not empty.
+    const Expr empty_row = mask.end(v.i, v.b) <= mask.begin_at(v.i, v.b) ||
+                           (Halide::reinterpret<uint32_t>(row_max) == lowest_bits() && !nan_row);
+
     f.weights = Func("weights");
     f.weights(v.j, v.i, v.h, v.b) = exp2_nonpositive_of_number(exponent(v.j) - row_max);
 
@@ -58,7 +65,7 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
     f.row_sum(row) = 0.0f;
     KeyReduction sum_keys = reduce_over_keys(
         f.row_sum, row, mask, nk, [&](Expr key) { return f.weights(key, v.i, v.h, v.b); },
-        [](Expr a, Expr x) { return a + x; }, "sum_keys");
+        [](Expr a, Expr x) { return a + x; }, Expr(0.0f), "sum_keys");
     f.sum_keys = sum_keys.dense;
     f.sum_band = sum_keys.band;
     f.sum_lower_band = sum_keys.lower_band;

@@ -21,7 +21,7 @@ WeightedSumFuncs define_weighted_sum(const Func &p, const Func &v, const Expr &n
     KeyReduction keys = reduce_over_keys(
         f.acc, element, mask, nk,
         [&](Expr key) { return p(key, x.i, x.h, x.b) * v(x.e, key, x.h, x.b); },
-        [](Expr a, Expr term) { return a + term; }, "keys");
+        [](Expr a, Expr term) { return a + term; }, Expr(0.0f), "keys");
     f.keys = keys.dense;
     f.band = keys.band;
     f.lower_band = keys.lower_band;

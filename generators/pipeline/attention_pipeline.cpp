@@ -15,6 +15,15 @@ Expr param_or(int value, const Expr &runtime_value) {
 
 }  // namespace
 
+std::vector<Halide::ImageParam> ModifierInputs::buffers() const {
+    std::vector<Halide::ImageParam> list;
+    for (const Halide::ImageParam &p :
+         {prefix_lengths, q_segments, kv_segments, alibi_slopes, bias}) {
+        if (p.defined()) list.push_back(p);
+    }
+    return list;
+}
+
 Estimates Estimates::of(const Variant &v) {
     Estimates e;
     if (v.heads > 0) e.heads = e.kv_heads = v.heads;
@@ -29,7 +38,9 @@ Estimates Estimates::of(const Variant &v) {
 AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Target &target,
                                      const AttentionInputs &in, bool autoscheduled)
     : variant_(variant), inputs_(in) {
-    for (Halide::ImageParam p : {in.q, in.k, in.v, in.key_lengths}) {
+    std::vector<Halide::ImageParam> buffers = in.modifiers.buffers();
+    for (const Halide::ImageParam &p : {in.q, in.k, in.v, in.key_lengths}) buffers.push_back(p);
+    for (Halide::ImageParam p : buffers) {
         for (int d = 0; d < p.dimensions(); d++) p.dim(d).set_min(0);
     }
     if (variant.d_k > 0) {
@@ -50,8 +61,14 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     shape.d_v = param_or(variant.d_v, in.v.dim(0).extent());
     shape.heads = param_or(variant.heads, in.q.dim(2).extent());
     shape.kv_heads = param_or(variant.kv_heads, in.k.dim(2).extent());
+    const ModifierInputs &m = in.modifiers;
     const algorithm::KeyMask mask =
-        algorithm::define_key_mask(variant.mask, in.key_lengths, shape.nq, shape.nk);
+        algorithm::define_key_mask(variant.mask,
+                                   {in.key_lengths, m.window_left, m.window_right, m.prefix_lengths,
+                                    m.q_segments, m.kv_segments},
+                                   shape.nq, shape.nk);
+    const algorithm::ScoreModifier modifier = algorithm::define_score_modifier(
+        variant.score, {m.softcap, m.alibi_slopes, m.bias}, shape.nq, shape.nk);
     if (!autoscheduled) {
         schedule_ = &schedules::schedule_or_error(variant.schedule);
         ctx_ = schedules::make_context(target, variant);
@@ -61,9 +78,9 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
         const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
         online_funcs_ = algorithm::define_online_attention(in.q, in.k, in.v, mask, shape, in.scale,
                                                            layout.key_block, layout.query_group,
-                                                           layout.key_splits);
+                                                           layout.key_splits, modifier);
     } else {
-        composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale);
+        composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale, modifier);
     }
 }
 
@@ -96,6 +113,14 @@ void AttentionPipeline::set_estimates(const Estimates &e) {
     inputs_.k.set_estimates({{0, e.d_k}, {0, e.keys}, {0, e.kv_heads}, {0, e.batch}});
     inputs_.v.set_estimates({{0, e.d_v}, {0, e.keys}, {0, e.kv_heads}, {0, e.batch}});
     inputs_.key_lengths.set_estimates({{0, e.batch}});
+    ModifierInputs m = inputs_.modifiers;
+    if (m.prefix_lengths.defined()) m.prefix_lengths.set_estimates({{0, e.batch}});
+    if (m.q_segments.defined()) m.q_segments.set_estimates({{0, e.queries}, {0, e.batch}});
+    if (m.kv_segments.defined()) m.kv_segments.set_estimates({{0, e.keys}, {0, e.batch}});
+    if (m.alibi_slopes.defined()) m.alibi_slopes.set_estimates({{0, e.heads}});
+    if (m.bias.defined()) {
+        m.bias.set_estimates({{0, e.keys}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
+    }
     out().set_estimates({{0, e.d_v}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
     lse().set_estimates({{0, e.queries}, {0, e.heads}, {0, e.batch}});
     if (variant_.probs) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "Halide.h"
 #include "algorithm/attention.h"
@@ -16,10 +17,26 @@
 
 namespace attngen::pipeline {
 
+// The run-time values of a variant's modifiers (attngen/variant.h), each defined where the variant
+// has the modifier and undefined otherwise. The names are the kernel's argument names, by which
+// the runtime passes them.
+struct ModifierInputs {
+    Halide::Expr window_left, window_right;      // int32 "window_left", "window_right".
+    Halide::ImageParam prefix_lengths;           // int32 [B] "prefix_lengths".
+    Halide::ImageParam q_segments, kv_segments;  // int32 [B, Nq], [B, Nk] (Halide order).
+    Halide::Expr softcap;                        // float32 "softcap".
+    Halide::ImageParam alibi_slopes;             // float32 [H] "alibi_slopes".
+    Halide::ImageParam bias;                     // float32 [B, H, Nq, Nk], broadcast by strides.
+
+    // The buffer inputs among them that are defined.
+    std::vector<Halide::ImageParam> buffers() const;
+};
+
 struct AttentionInputs {
     Halide::ImageParam q, k, v;  // float32 [B, H, Nq, d_k], [B, H_kv, Nk, d_k], ... (Halide order)
     Halide::ImageParam key_lengths;  // int32 [B].
     Halide::Expr scale;
+    ModifierInputs modifiers;
 };
 
 // The extents that Halide's autoschedulers plan for (the variant's own where it is specialized).

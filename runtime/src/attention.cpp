@@ -7,6 +7,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "kernel_call.h"
+#include "modifiers.h"
 #include "validate.h"
 
 namespace attngen {
@@ -68,10 +69,15 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
         lengths.emplace(NamedView{"key_lengths", *args.key_lengths, {"B"}});
         ATTNGEN_RETURN_IF_ERROR(detail::read_key_lengths(*lengths, batch, nk, &key_lengths));
     }
+    detail::CallModifiers modifiers;
+    ATTNGEN_RETURN_IF_ERROR(modifiers.prepare(args.modifiers, args.causal, {batch, heads, nq, nk}));
     for (std::size_t a = 0; a < outputs.size(); a++) {
         ATTNGEN_RETURN_IF_ERROR(detail::check_output_layout(*outputs[a]));
         for (const NamedView *input : {&q, &k, &v}) {
             ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], *input));
+        }
+        for (const NamedView &input : modifiers.inputs()) {
+            ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], input));
         }
         if (lengths) ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(*outputs[a], *lengths));
         for (std::size_t b = a + 1; b < outputs.size(); b++) {
@@ -114,7 +120,8 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
     detail::KernelRequest request;
     request.op = Op::kAttention;
     request.storage = args.q.dtype;
-    request.mask.causal = args.causal;
+    request.mask = modifiers.mask();
+    request.score = modifiers.score();
     request.probs = args.probs.has_value();
     request.heads = heads;
     request.kv_heads = kv_heads;
@@ -154,9 +161,11 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
         ATTNGEN_RETURN_IF_ERROR(call.buffer(name, view->get()));
     if (hprobs) ATTNGEN_RETURN_IF_ERROR(call.buffer("probs", hprobs->get()));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("scale", scale));
+    ATTNGEN_RETURN_IF_ERROR(modifiers.bind(kernel->variant, &call));
 
     detail::CallContext context;
     std::vector<detail::HalideView *> inputs{&hq, &hk, &hv, &hlengths};
+    modifiers.add_views(&inputs);
     std::vector<detail::HalideView *> results{&hout, &hlse};
     if (hprobs) results.push_back(&*hprobs);
     // Device copies and attachments are released even after a failure, so that nothing leaks.

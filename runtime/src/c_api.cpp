@@ -2,12 +2,12 @@
 // No C++ exception may cross into C code, so every entry point catches them and reports them
 // as a status.
 #include <cstring>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "attngen/attngen.h"
 #include "attngen/attngen_c.h"
@@ -144,6 +144,22 @@ attngen_status attngen_attention(const attngen_attention_args *args) {
         a.causal = args->causal != 0;
         if (args->has_scale) a.scale = args->scale;
         if (args->schedule != nullptr) a.schedule = args->schedule;
+        if (const attngen_modifiers *m = args->modifiers) {
+            attngen::Modifiers &mods = a.modifiers;
+            if (m->has_softcap) mods.softcap = m->softcap;
+            if (m->has_window_left) mods.window_left = m->window_left;
+            if (m->has_window_right) mods.window_right = m->window_right;
+            const std::pair<const char *,
+                            std::pair<const attngen_tensor *, std::optional<TensorView> *>>
+                tensors[] = {{"alibi_slopes", {m->alibi_slopes, &mods.alibi_slopes}},
+                             {"bias", {m->bias, &mods.bias}},
+                             {"prefix_lengths", {m->prefix_lengths, &mods.prefix_lengths}},
+                             {"q_segments", {m->q_segments, &mods.q_segments}},
+                             {"kv_segments", {m->kv_segments, &mods.kv_segments}}};
+            for (const auto &[name, pair] : tensors) {
+                ATTNGEN_C_RETURN_IF_ERROR(to_optional_view(name, pair.first, pair.second));
+            }
+        }
         return report(attngen::attention(a));
     });
 }

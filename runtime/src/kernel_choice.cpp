@@ -15,18 +15,23 @@ bool matches(int specialized, int64_t actual) {
 std::string describe(const KernelRequest &r, const std::string &schedule) {
     std::string s = std::string(op_name(r.op)) + " kernel with schedule '" + schedule + "'";
     if (r.mask != MaskSpec{}) s += ", mask " + r.mask.to_string();
+    if (r.score.any()) s += ", score " + r.score.to_string();
     if (r.probs) s += ", with probabilities";
     return s;
 }
 
 bool fits(const Variant &v, const KernelRequest &r) {
-    return v.op == r.op && v.storage == r.storage && v.mask == r.mask && v.probs == r.probs &&
-           matches(v.heads, r.heads) && matches(v.kv_heads, r.kv_heads) && matches(v.d_k, r.d_k) &&
-           matches(v.d_v, r.d_v) && (v.max_queries == 0 || r.queries <= v.max_queries) &&
+    return v.op == r.op && v.storage == r.storage && v.mask.covers(r.mask) &&
+           v.score.covers(r.score) && v.probs == r.probs && matches(v.heads, r.heads) &&
+           matches(v.kv_heads, r.kv_heads) && matches(v.d_k, r.d_k) && matches(v.d_v, r.d_v) &&
+           (v.max_queries == 0 || r.queries <= v.max_queries) &&
            (v.min_keys == 0 || r.keys >= v.min_keys);
 }
 
 bool better(const Variant &a, const Variant &b) {
+    const int extra_a = a.mask.extra_kinds() + a.score.extra_kinds();
+    const int extra_b = b.mask.extra_kinds() + b.score.extra_kinds();
+    if (extra_a != extra_b) return extra_a < extra_b;
     if (a.specialization() != b.specialization()) return a.specialization() > b.specialization();
     if ((a.max_queries > 0) != (b.max_queries > 0)) return a.max_queries > 0;
     if (a.max_queries != b.max_queries) return a.max_queries < b.max_queries;
@@ -45,7 +50,8 @@ Status default_schedule(const KernelRequest &r, const std::vector<ScheduleInfo> 
         if (s.cuda != r.cuda || (r.cuda && too_wide_for_gpu(s, r))) continue;
         if (best != nullptr && best->priority >= s.priority) continue;
         const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
-            return k.variant.schedule == s.name && k.variant.op == r.op;
+            return k.variant.schedule == s.name && k.variant.op == r.op &&
+                   k.variant.mask.covers(r.mask) && k.variant.score.covers(r.score);
         });
         if (compiled) best = &s;
     }
@@ -111,9 +117,13 @@ Status check_kernel_fits(const Kernel &k, const KernelRequest &r) {
         return mismatch(std::string("it stores ") + dtype_name(v.storage) + " and the call has " +
                         dtype_name(r.storage));
     }
-    if (v.mask != r.mask) {
+    if (!v.mask.covers(r.mask)) {
         return mismatch("its mask is " + v.mask.to_string() + " and the call's is " +
                         r.mask.to_string());
+    }
+    if (!v.score.covers(r.score)) {
+        return mismatch("its score modifiers are " + v.score.to_string() + " and the call's are " +
+                        r.score.to_string());
     }
     if (r.probs && !v.probs) return mismatch("the call asks for probs and it has no probs output");
     if (!r.probs && v.probs) {

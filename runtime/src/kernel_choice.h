@@ -19,6 +19,7 @@ struct KernelRequest {
     Op op = Op::kAttention;
     DType storage = DType::kFloat32;
     MaskSpec mask;
+    ScoreSpec score;
     bool probs = false;
     int64_t heads = 0, kv_heads = 0, d_k = 0, d_v = 0;
     int64_t queries = 0;  // Nq of the call.
@@ -29,11 +30,14 @@ struct KernelRequest {
 // "attention kernel with schedule 'cpu_fused', causal, with probabilities".
 std::string describe(const KernelRequest &request, const std::string &schedule);
 
-// Whether the variant computes what the call asks (op, storage, mask, outputs) and its
-// specializations match the call's extents, query and key bounds included.
+// Whether the variant computes what the call asks (op, storage, outputs, a mask and score
+// modifiers that cover the call's) and its specializations match the call's extents, query and
+// key bounds included.
 bool fits(const Variant &variant, const KernelRequest &request);
 
-// Between two kernels that both fit a call: the one specialized to more of its properties, then
+// Between two kernels that both fit a call: the one with fewer modifiers the call does not use
+// (each costs work per score; the runtime passes them neutral values), then the one specialized
+// to more of its properties, then
 // one bounded in queries (a decode or short-run kernel, whose path is organized around few
 // queries) over one that is not (such as a kernel for long sequences), then the one for the
 // fewest queries (a decode kernel over a short-run one), then the one for the most keys, then a

@@ -37,18 +37,49 @@ bool parse_count(const std::string &text, int *value) {
     return true;
 }
 
-Status parse_mask(const std::string &spec, const std::string &text, MaskSpec *mask) {
-    *mask = MaskSpec{};
+// The kinds of a mask and the modifiers of a score, by their names in specs, in spec order.
+constexpr std::pair<const char *, bool MaskSpec::*> kMaskKinds[] = {
+    {"causal", &MaskSpec::causal},
+    {"window", &MaskSpec::window},
+    {"prefix", &MaskSpec::prefix},
+    {"segments", &MaskSpec::segments}};
+constexpr std::pair<const char *, bool ScoreSpec::*> kScoreKinds[] = {
+    {"softcap", &ScoreSpec::softcap}, {"alibi", &ScoreSpec::alibi}, {"bias", &ScoreSpec::bias}};
+
+// "none", or the set kinds of `spec` joined by '+'.
+template <typename Spec, std::size_t N>
+std::string kinds_string(const Spec &spec,
+                         const std::pair<const char *, bool Spec::*> (&kinds)[N]) {
+    std::string s;
+    for (const auto &[name, field] : kinds) {
+        if (spec.*field) s += (s.empty() ? "" : "+") + std::string(name);
+    }
+    return s.empty() ? "none" : s;
+}
+
+// Parses "none" or kinds joined by '+' (each at most once, in any order) of the item `key`.
+template <typename Spec, std::size_t N>
+Status parse_kinds(const std::string &spec, const std::string &key, const std::string &text,
+                   const std::pair<const char *, bool Spec::*> (&kinds)[N], Spec *out) {
+    *out = Spec{};
     if (text == "none") return Status::Ok();
+    std::string known;
+    for (const auto &[name, field] : kinds)
+        known += (known.empty() ? "" : ", ") + std::string(name);
     std::size_t start = 0;
     while (start <= text.size()) {
         std::size_t end = text.find('+', start);
         if (end == std::string::npos) end = text.size();
         const std::string kind = text.substr(start, end - start);
-        if (kind == "causal" && !mask->causal) {
-            mask->causal = true;
-        } else {
-            return bad(spec, "mask '" + text + "' is not 'none' or a '+'-list of: causal");
+        bool found = false;
+        for (const auto &[name, field] : kinds) {
+            if (kind == name && !(out->*field)) {
+                out->*field = true;
+                found = true;
+            }
+        }
+        if (!found) {
+            return bad(spec, key + " '" + text + "' is not 'none' or a '+'-list of: " + known);
         }
         start = end + 1;
     }
@@ -65,7 +96,20 @@ const char *op_name(Op op) {
 }
 
 std::string MaskSpec::to_string() const {
-    return causal ? "causal" : "none";
+    return kinds_string(*this, kMaskKinds);
+}
+
+bool MaskSpec::covers(const MaskSpec &call) const {
+    return causal == call.causal && (window || !call.window) && (prefix || !call.prefix) &&
+           (segments || !call.segments);
+}
+
+std::string ScoreSpec::to_string() const {
+    return kinds_string(*this, kScoreKinds);
+}
+
+bool ScoreSpec::covers(const ScoreSpec &call) const {
+    return (softcap || !call.softcap) && (alibi || !call.alibi) && (bias || !call.bias);
 }
 
 std::string format_tuning(const std::map<std::string, int> &tuning) {
@@ -104,6 +148,7 @@ Status parse_tuning(const std::string &text, std::map<std::string, int> *tuning)
 std::string Variant::to_string() const {
     std::string s = std::string("op:") + op_name(op) + ",storage:" + storage_name(storage) +
                     ",mask:" + mask.to_string();
+    if (score.any()) s += ",score:" + score.to_string();
     if (probs) s += ",probs:yes";
     const std::pair<const char *, int> counts[] = {{"heads", heads},
                                                    {"kv_heads", kv_heads},
@@ -177,7 +222,10 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
             }
             if (!known) return bad(spec, "unknown storage type '" + value + "' (known: f32)");
         } else if (key == "mask") {
-            Status parsed = parse_mask(spec, value, &v.mask);
+            Status parsed = parse_kinds(spec, key, value, kMaskKinds, &v.mask);
+            if (!parsed.ok()) return parsed;
+        } else if (key == "score") {
+            Status parsed = parse_kinds(spec, key, value, kScoreKinds, &v.score);
             if (!parsed.ok()) return parsed;
         } else if (key == "probs") {
             if (value != "yes" && value != "no") return bad(spec, "probs must be yes or no");
@@ -187,10 +235,11 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
         } else if (key == "tuned_for") {
             v.tuned_for = value;
         } else {
-            return bad(spec, "unknown key '" + key +
-                                 "' (known: op, storage, mask, probs, heads, kv_heads, d_k, d_v, "
-                                 "max_queries, min_keys, keys_estimate, schedule, tuned_for, "
-                                 "tuning)");
+            return bad(spec,
+                       "unknown key '" + key +
+                           "' (known: op, storage, mask, score, probs, heads, kv_heads, d_k, d_v, "
+                           "max_queries, min_keys, keys_estimate, schedule, tuned_for, "
+                           "tuning)");
         }
     }
     if (!has_op) return bad(spec, "it names no op");
@@ -205,6 +254,15 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
     }
     if (v.op == Op::kProjection && v.mask != MaskSpec{}) {
         return bad(spec, "a projection has no mask");
+    }
+    if (v.mask.prefix && !v.mask.causal) {
+        return bad(spec, "mask kind prefix widens the causal mask and needs causal");
+    }
+    const bool modified = v.mask.window || v.mask.prefix || v.mask.segments || v.score.any();
+    if (modified && v.op != Op::kAttention) {
+        return bad(spec,
+                   "mask kinds other than causal and score modifiers apply to op attention "
+                   "only");
     }
     if (v.heads > 0 && v.kv_heads > 0 && v.heads % v.kv_heads != 0) {
         return bad(spec, "kv_heads " + std::to_string(v.kv_heads) + " does not divide heads " +

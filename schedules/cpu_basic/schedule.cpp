@@ -65,10 +65,10 @@ class CpuBasic final : public Schedule {
         f.weights.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.j, vec, kTail);
         f.row_sum.compute_root().fuse(v.h, v.b, hb).parallel(hb);
         f.row_sum.update().fuse(v.h, v.b, hb).parallel(hb);
-        if (mask.has_band()) {
-            // The causal band of each row (see mask.h), parallel like the dense part.
-            f.row_max.update(1).fuse(v.h, v.b, hb).parallel(hb);
-            f.row_sum.update(1).fuse(v.h, v.b, hb).parallel(hb);
+        // The bands of each row (see mask.h), parallel like the dense part.
+        for (int stage = 1; stage < f.row_max.num_update_definitions(); stage++) {
+            f.row_max.update(stage).fuse(v.h, v.b, hb).parallel(hb);
+            f.row_sum.update(stage).fuse(v.h, v.b, hb).parallel(hb);
         }
         f.probs.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.j, vec, kTail);
         f.lse.compute_root().fuse(v.h, v.b, hb).parallel(hb).vectorize(v.i, vec, kTail);
@@ -85,7 +85,9 @@ class CpuBasic final : public Schedule {
         // the allowed keys j.
         f.acc.compute_at(f.out, v.i).vectorize(v.e, vec, kTail);
         f.acc.update().reorder(v.e, f.keys).vectorize(v.e, vec, kTail);
-        if (mask.has_band()) f.acc.update(1).reorder(v.e, f.band).vectorize(v.e, vec, kTail);
+        for (const auto &[stage, band] : {std::pair{1, f.band}, std::pair{2, f.lower_band}}) {
+            if (band.defined()) f.acc.update(stage).reorder(v.e, band).vectorize(v.e, vec, kTail);
+        }
     }
 
     void attention(algorithm::AttentionFuncs &f, bool, const Context &ctx) const override {

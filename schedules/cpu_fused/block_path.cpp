@@ -89,10 +89,14 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
                                                                                          kGuard);
     sm.row_sum.compute_at(out, io).vectorize(v.i, bq, kGuard);
     sm.row_sum.update(0).reorder(sm.sum_keys, v.i).vectorize(v.i, bq, kGuard);
-    // The causal band: at most kCausalGroup keys per block, masked per query.
-    if (f.mask.has_band()) {
-        sm.row_max.update(1).reorder(v.i, sm.max_band).vectorize(v.i, bq, kGuard);
-        sm.row_sum.update(1).reorder(v.i, sm.sum_band).vectorize(v.i, bq, kGuard);
+    // The bands of masks that vary by query: at most kCausalGroup keys per block after the
+    // dense part (causal, windows, prefixes) and before it (windows), masked per query.
+    for (const auto &[stage, max_band, sum_band] :
+         {std::tuple{1, sm.max_band, sm.sum_band},
+          std::tuple{2, sm.max_lower_band, sm.sum_lower_band}}) {
+        if (!max_band.defined()) continue;
+        sm.row_max.update(stage).reorder(v.i, max_band).vectorize(v.i, bq, kGuard);
+        sm.row_sum.update(stage).reorder(v.i, sum_band).vectorize(v.i, bq, kGuard);
     }
 
     // P V, one register tile per output tile.
@@ -130,11 +134,11 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
             .vectorize(v.i, bq, kGuard)
             .unroll(v.e);
         acc.update(0).reorder(v.e, f.weighted_sum.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
-        if (f.mask.has_band()) {
-            acc.update(1)
-                .reorder(v.i, v.e, f.weighted_sum.band)
-                .vectorize(v.i, bq, kGuard)
-                .unroll(v.e);
+        for (const auto &[stage, band] :
+             {std::pair{1, f.weighted_sum.band}, std::pair{2, f.weighted_sum.lower_band}}) {
+            if (band.defined()) {
+                acc.update(stage).reorder(v.i, v.e, band).vectorize(v.i, bq, kGuard).unroll(v.e);
+            }
         }
     }
 }

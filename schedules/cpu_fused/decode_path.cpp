@@ -74,10 +74,10 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     sm.weights.compute_root().parallel(v.h).vectorize(v.j, vec, kGuard);
     sm.row_sum.compute_root().parallel(v.h);
     sm.row_sum.update(0).parallel(v.h);
-    if (f.mask.has_band()) {
-        // The causal band (at most kCausalGroup keys per row) in the same layout.
-        sm.row_max.update(1).parallel(v.h);
-        sm.row_sum.update(1).parallel(v.h);
+    // The bands (at most kCausalGroup keys per row each) in the same layout.
+    for (int stage = 1; stage < sm.row_max.num_update_definitions(); stage++) {
+        sm.row_max.update(stage).parallel(v.h);
+        sm.row_sum.update(stage).parallel(v.h);
     }
 
     // The weighted sum of every head in parallel chunks of keys, then each row's chunks added.
@@ -102,7 +102,9 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         .vectorize(el)
         .unroll(eu);
     acc.update(0).vectorize(v.e, vec, kGuard);
-    if (f.mask.has_band()) acc.update(1).vectorize(v.e, vec, kGuard);
+    for (int stage = 1; stage < acc.num_update_definitions(); stage++) {
+        acc.update(stage).vectorize(v.e, vec, kGuard);
+    }
 }
 
 }  // namespace attngen::schedules::cpu_fused

@@ -65,8 +65,12 @@ void FusedParams::check(const Context &ctx) const {
         schedule_error("cpu_fused: key_block and split_keys=1 select different paths");
     }
     // Causal kernels keep the block path, which splits each block's keys into a dense part
-    // and a band; the key-block path would mask every lane of a block by its own bound.
-    if (key_block > 0 && ctx.variant.mask.varies_by_query()) {
+    // and a band; the key-block path would mask every lane of a block by its own bound. Kernels
+    // with windows, prefixes or segments may take it: its walk over the blocks a group of
+    // queries can see skips the others, and it compiles in a fraction of the block path's
+    // time with bands on both sides (kernels/variants.txt).
+    const MaskSpec &mask = ctx.variant.mask;
+    if (key_block > 0 && mask.causal && !mask.window && !mask.prefix && !mask.segments) {
         schedule_error(
             "cpu_fused: the key-block path (key_block > 0) serves masks that do not vary by "
             "query only (not causal)");

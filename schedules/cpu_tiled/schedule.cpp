@@ -79,11 +79,12 @@ struct TiledParams {
     }
 };
 
-// Causal key ends depend on the query row and are computed once per call. Without causality a
-// row's allowed keys depend on its batch element only: inlined, that bound is visibly the same
-// for every row of a register tile, so P V tests it once per key, not once per row and key.
+// Key bounds that depend on the query row (causal, windows, prefixes) are computed once per
+// call. Otherwise a row's allowed keys depend on its batch element only: inlined, that bound is
+// visibly the same for every row of a register tile, so P V tests it once per key, not once per
+// row and key.
 void schedule_key_end(const algorithm::KeyMask &mask) {
-    if (mask.has_band()) Func(mask.end).compute_root();
+    if (mask.has_band()) mask.compute_root();
 }
 
 // Splits f (scores or P V's output, indexed (lane dim, i, h, b)) into register tiles of rows
@@ -189,11 +190,13 @@ void schedule_weighted_sum(algorithm::WeightedSumFuncs &f, const algorithm::KeyM
         .reorder(v.e, v.i, f.keys)
         .vectorize(v.e, lanes, kGuard)
         .unroll(v.i, p.rows, kGuard);
-    if (mask.has_band()) {
-        acc.update(1)
-            .reorder(v.e, v.i, f.band)
-            .vectorize(v.e, lanes, kGuard)
-            .unroll(v.i, p.rows, kGuard);
+    for (const auto &[stage, band] : {std::pair{1, f.band}, std::pair{2, f.lower_band}}) {
+        if (band.defined()) {
+            acc.update(stage)
+                .reorder(v.e, v.i, band)
+                .vectorize(v.e, lanes, kGuard)
+                .unroll(v.i, p.rows, kGuard);
+        }
     }
     schedule_key_end(mask);
 }

@@ -7,6 +7,7 @@
 #include "cli_error.h"
 #include "commands.h"
 #include "io.h"
+#include "modifier_options.h"
 
 namespace attngen::cli {
 
@@ -16,6 +17,7 @@ struct AttentionOptions {
     std::string q, k, v, out, key_lengths, lse, probs, schedule;
     bool causal = false;
     std::optional<float> scale;
+    ModifierOptions modifiers;
 };
 
 void run_attention(const AttentionOptions &o) {
@@ -24,6 +26,7 @@ void run_attention(const AttentionOptions &o) {
     npy::Array v = load_f32(o.v, 4, "V [B, H_kv, Nk, d_v]");
     std::optional<npy::Array> lengths;
     if (!o.key_lengths.empty()) lengths = load_lengths(o.key_lengths);
+    LoadedModifiers modifiers(o.modifiers);
 
     const int64_t batch = q.shape[0], heads = q.shape[1], nq = q.shape[2];
     const int64_t nk = k.shape[2], d_v = v.shape[3];
@@ -52,6 +55,7 @@ void run_attention(const AttentionOptions &o) {
         args.probs = TensorView::f32(probs.data(), {batch, heads, nq, nk});
     }
     args.causal = o.causal;
+    args.modifiers = modifiers.modifiers();
     args.scale = o.scale;
     args.schedule = o.schedule;
     CallInfo info;
@@ -84,6 +88,7 @@ void add_attention_command(CLI::App &app) {
     cmd->add_option("--lse", o->lse, "Also write the log-sum-exp per row, float32 [B, H, Nq]");
     cmd->add_option("--probs", o->probs, "Also write the probabilities, float32 [B, H, Nq, Nk]");
     cmd->add_option("--schedule", o->schedule, "Schedule name (default: fastest compiled)");
+    add_modifier_options(cmd, &o->modifiers);
     cmd->callback([o] { run_attention(*o); });
 }
 

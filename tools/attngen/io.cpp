@@ -38,19 +38,23 @@ npy::Array load_f32(const std::string &path, int rank, const char *role) {
     return a;
 }
 
-npy::Array load_lengths(const std::string &path) {
+npy::Array load_integers(const std::string &path, int rank, const char *role, const char *layout) {
     npy::Array a;
     std::string error;
     if (!npy::read(path, &a, &error)) throw Error(kExitBadInput, error);
     if (a.dtype == DType::kFloat32) {
         throw Error(kExitBadInput,
-                    path + ": key lengths have dtype float32, expected int32 or int64");
+                    path + ": " + role + " have dtype float32, expected int32 or int64");
     }
-    if (a.shape.size() != 1) {
-        throw Error(kExitBadInput,
-                    path + ": key lengths have shape " + shape_string(a.shape) + ", expected [B]");
+    if (static_cast<int>(a.shape.size()) != rank) {
+        throw Error(kExitBadInput, path + ": " + role + " have shape " + shape_string(a.shape) +
+                                       ", expected " + layout);
     }
     return a;
+}
+
+npy::Array load_lengths(const std::string &path) {
+    return load_integers(path, 1, "key lengths", "[B]");
 }
 
 void Outputs::add(const std::string &path, const std::vector<int64_t> &shape,

@@ -12,6 +12,10 @@ namespace attngen::cli {
 // Loads a float32 array of the given rank; throws a bad-input Error naming the file otherwise.
 npy::Array load_f32(const std::string &path, int rank, const char *role);
 
+// Loads an int32 or int64 array of the given rank; role names it in errors ("key lengths") and
+// layout gives its expected shape ("[B]").
+npy::Array load_integers(const std::string &path, int rank, const char *role, const char *layout);
+
 // Loads int32 or int64 key lengths of rank 1.
 npy::Array load_lengths(const std::string &path);
 

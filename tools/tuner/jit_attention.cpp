@@ -63,7 +63,8 @@ int run_on_runtime_pool(Halide::JITUserContext *user_context,
 
 JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
                            const TuneShape &estimate)
-    : q_(Float(32), 4, "q"),
+    : kernel_(kernel),
+      q_(Float(32), 4, "q"),
       k_(Float(32), 4, "k"),
       v_(Float(32), 4, "v"),
       key_lengths_(Int(32), 1, "key_lengths"),
@@ -72,7 +73,31 @@ JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
     if (!autoscheduled && schedules::find_schedule(kernel.schedule) == nullptr) {
         throw std::runtime_error("unknown schedule '" + kernel.schedule + "'");
     }
-    pipeline::AttentionPipeline built(kernel, target, {q_, k_, v_, key_lengths_, scale_},
+    pipeline::ModifierInputs modifiers;
+    if (kernel.mask.window) {
+        modifiers.window_left = window_left_;
+        modifiers.window_right = window_right_;
+    }
+    if (kernel.mask.prefix) {
+        prefix_lengths_ = Halide::ImageParam(Int(32), 1, "prefix_lengths");
+        modifiers.prefix_lengths = prefix_lengths_;
+    }
+    if (kernel.mask.segments) {
+        q_segments_ = Halide::ImageParam(Int(32), 2, "q_segments");
+        kv_segments_ = Halide::ImageParam(Int(32), 2, "kv_segments");
+        modifiers.q_segments = q_segments_;
+        modifiers.kv_segments = kv_segments_;
+    }
+    if (kernel.score.softcap) modifiers.softcap = softcap_;
+    if (kernel.score.alibi) {
+        alibi_slopes_ = Halide::ImageParam(Float(32), 1, "alibi_slopes");
+        modifiers.alibi_slopes = alibi_slopes_;
+    }
+    if (kernel.score.bias) {
+        bias_ = Halide::ImageParam(Float(32), 4, "bias");
+        modifiers.bias = bias_;
+    }
+    pipeline::AttentionPipeline built(kernel, target, {q_, k_, v_, key_lengths_, scale_, modifiers},
                                       autoscheduled);
     Halide::Func out = built.out(), lse = built.lse();
     built.constrain_outputs(out.output_buffer(), lse.output_buffer(), std::nullopt);
@@ -105,6 +130,7 @@ int JitAttention::run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::
     v_.set(v);
     key_lengths_.set(key_lengths);
     scale_.set(scale);
+    set_modifiers(q.dim(3).extent(), q.dim(2).extent(), q.dim(1).extent(), k.dim(1).extent());
     try {
         pipeline_.realize({out, lse});
     } catch (const Halide::RuntimeError &e) {
@@ -112,6 +138,35 @@ int JitAttention::run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::
         return -1;
     }
     return 0;
+}
+
+void JitAttention::set_modifiers(int batch, int heads, int nq, int nk) {
+    int_inputs_.clear();
+    float_inputs_.clear();
+    auto zeros_int = [&](Halide::ImageParam &param, std::vector<int> extents) {
+        Halide::Buffer<int32_t> b(extents);
+        b.fill(0);
+        param.set(b);
+        int_inputs_.push_back(b);
+    };
+    auto zeros_float = [&](Halide::ImageParam &param, std::vector<int> extents) {
+        Halide::Buffer<float> b(extents);
+        b.fill(0.0f);
+        param.set(b);
+        float_inputs_.push_back(b);
+    };
+    if (kernel_.mask.window) {
+        window_left_.set(nq + nk);
+        window_right_.set(nq + nk);
+    }
+    if (kernel_.mask.prefix) zeros_int(prefix_lengths_, {batch});
+    if (kernel_.mask.segments) {
+        zeros_int(q_segments_, {nq, batch});
+        zeros_int(kv_segments_, {nk, batch});
+    }
+    if (kernel_.score.softcap) softcap_.set(30.0f);  // On: the bucket is one of softcapped calls.
+    if (kernel_.score.alibi) zeros_float(alibi_slopes_, {heads});
+    if (kernel_.score.bias) zeros_float(bias_, {nk, nq, heads, batch});
 }
 
 }  // namespace attngen::tuner

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "Halide.h"
 #include "attngen/variant.h"
@@ -40,8 +41,11 @@ class JitAttention {
     // compiled. `estimate` sizes the autoschedulers' view of the problem.
     JitAttention(const Variant &kernel, const Halide::Target &target, const TuneShape &estimate);
 
-    // Runs on dense [B, H, N, D] inputs (Halide order: d, n, h, b). Returns Halide's error
-    // code; messages go to the error handler of the JIT runtime (stderr).
+    // Runs on dense [B, H, N, D] inputs (Halide order: d, n, h, b), with the neutral values of
+    // the variant's modifiers (an unbounded window, prefixes of 0, one segment, zero slopes and
+    // bias; a softcap of 30, as in Gemma 2's attention): the search then times the kernel's
+    // work per allowed key. Returns Halide's error code; messages go to the error handler of
+    // the JIT runtime (stderr).
     int run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::Buffer<float> v,
             Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
             Halide::Buffer<float> lse);
@@ -51,8 +55,18 @@ class JitAttention {
 
   private:
     std::string last_error_;
+    // Binds the modifiers' inputs for a call of these extents.
+    void set_modifiers(int batch, int heads, int nq, int nk);
+
+    Variant kernel_;
     Halide::ImageParam q_, k_, v_, key_lengths_;
     Halide::Param<float> scale_;
+    Halide::Param<int32_t> window_left_{"window_left"}, window_right_{"window_right"};
+    Halide::Param<float> softcap_{"softcap"};
+    Halide::ImageParam prefix_lengths_, q_segments_, kv_segments_, alibi_slopes_, bias_;
+    // The buffers bound to them, kept alive between runs.
+    std::vector<Halide::Buffer<int32_t>> int_inputs_;
+    std::vector<Halide::Buffer<float>> float_inputs_;
     Halide::Pipeline pipeline_;
 };
 

@@ -6,13 +6,15 @@
 // grouped-query attention. Scores are q k^T * scale (default 1 / sqrt(d_k)); causal attention is
 // aligned bottom-right (query i sees key j iff j <= i + Nk - Nq), so a decode step against a KV
 // cache is the same call with Nq < Nk. key_lengths[b] masks the keys at and after that position
-// in batch element b. A query row with no allowed key gets out = 0, lse = -inf and probs = 0.
+// in batch element b; modifiers.h adds windows, prefixes, segments, softcap, ALiBi and biases. A
+// query row with no allowed key gets out = 0, lse = -inf and probs = 0.
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "attngen/kernel.h"
+#include "attngen/modifiers.h"
 #include "attngen/status.h"
 #include "attngen/tensor.h"
 
@@ -35,6 +37,8 @@ struct AttentionArgs {
     std::optional<TensorView> probs;        // float32 output [B, H, Nq, Nk], the softmax weights.
 
     bool causal = false;
+    // Sliding windows, softcap, ALiBi, bias tensors, prefixes and segments (modifiers.h).
+    Modifiers modifiers;
     std::optional<float> scale;  // Defaults to 1 / sqrt(d_k).
     std::string schedule;        // A schedule name; empty picks the fastest one compiled.
     Placement placement = Placement::kCpu;

@@ -5,5 +5,6 @@
 #include "attngen/cuda_limits.h"
 #include "attngen/kernels.h"
 #include "attngen/mha.h"
+#include "attngen/modifiers.h"
 #include "attngen/status.h"
 #include "attngen/tensor.h"

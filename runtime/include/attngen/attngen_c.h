@@ -53,6 +53,20 @@ attngen_tensor attngen_tensor_contiguous(void *data, attngen_dtype dtype, int ra
  * until the thread's next attngen call. */
 const char *attngen_last_error(void);
 
+/* attngen::Modifiers (attngen/modifiers.h states each one exactly). Zero-initialize, then set
+ * the modifiers the call uses; NULL tensors and zero has_ flags leave a modifier out. */
+typedef struct attngen_modifiers {
+    int has_softcap;                       /* Nonzero: s = softcap tanh(s / softcap). */
+    float softcap;                         /* Finite, > 0. */
+    const attngen_tensor *alibi_slopes;    /* float32 [H]. */
+    const attngen_tensor *bias;            /* float32 rank 4, broadcastable to [B, H, Nq, Nk]. */
+    int has_window_left, has_window_right; /* Nonzero: that side of the window is bounded. */
+    int64_t window_left, window_right;     /* >= 0. */
+    const attngen_tensor *prefix_lengths;  /* int32/int64 [B]; needs causal. */
+    const attngen_tensor *q_segments;      /* int32/int64 [B, Nq], with kv_segments. */
+    const attngen_tensor *kv_segments;     /* int32/int64 [B, Nk], with q_segments. */
+} attngen_modifiers;
+
 /* attngen::attention: q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, H_kv, Nk, d_v] ->
  * out [B, H, Nq, d_v]. Zero-initialize, then set the tensors and options. */
 typedef struct attngen_attention_args {
@@ -64,7 +78,8 @@ typedef struct attngen_attention_args {
     int causal;                        /* Nonzero: bottom-right aligned causal mask. */
     int has_scale;                     /* Zero: scale = 1 / sqrt(d_k). */
     float scale;
-    const char *schedule; /* A schedule name; NULL or "": the fastest one compiled. */
+    const char *schedule;               /* A schedule name; NULL or "": the fastest one compiled. */
+    const attngen_modifiers *modifiers; /* NULL: none. */
 } attngen_attention_args;
 
 attngen_status attngen_attention(const attngen_attention_args *args);

@@ -3,6 +3,7 @@
 // tuner and `attngen list` all describe a kernel by this one value, written as a spec:
 //
 //   op:attention,storage:f32,mask:causal,d_k:64,d_v:64,max_queries:8,schedule:cpu_fused
+//   op:attention,storage:f32,mask:causal+window,score:softcap+alibi,schedule:cpu_fused
 //
 // Items are key:value pairs separated by commas, in any order; keys left out take their
 // defaults (below). tuning comes last and holds the schedule's parameters joined by '+'
@@ -26,20 +27,53 @@ enum class Op { kAttention, kMha, kProjection, kScores, kSoftmax, kWeightedSum }
 const char *op_name(Op op);
 
 // Which keys a query may see besides the keys within each batch element's key_lengths, which
-// every kernel honours. A mask kind is a field here; generators/algorithm/mask.cpp turns the
-// spec into the range of keys of each query.
+// every kernel honours (docs/design.md section 1 has the exact rules). Each kind is a field here;
+// generators/algorithm/mask.cpp turns the spec into the range of keys of each query and a per-key
+// test. The run-time values of a kind (window sizes, prefix lengths, segment ids) are inputs of
+// the kernel, so one kernel serves every window size.
 struct MaskSpec {
-    // Bottom-right aligned causal mask: query i sees key j iff j <= i + Nk - Nq.
+    // Bottom-right aligned causal mask: query i sees key j iff j <= p(i) = i + Nk - Nq.
     bool causal = false;
+    // Sliding window: p(i) - L <= j <= p(i) + R (inputs window_left L, window_right R).
+    bool window = false;
+    // Prefix-LM (with causal only): query i of batch element b also sees every j < P[b] (input
+    // prefix_lengths).
+    bool prefix = false;
+    // Packed documents: query i sees key j iff q_segments[b, i] == kv_segments[b, j].
+    bool segments = false;
 
     // Whether the allowed keys depend on the query, not only on its batch element: reductions
-    // over keys then get a band of per-query bounds (generators/algorithm/mask.h), and schedules
-    // that vectorize across queries lay it out apart from the dense part.
-    bool varies_by_query() const { return causal; }
+    // over keys then get bands of per-query bounds (generators/algorithm/mask.h), and schedules
+    // that vectorize across queries lay them out apart from the dense part.
+    bool varies_by_query() const { return causal || window || prefix; }
+    // Whether a kernel with this mask computes a call with mask `call`: the same causal rule, and
+    // every other kind of the call among its own (a kind the call lacks is given its neutral
+    // value by the runtime: an unbounded window, prefixes of 0, one segment).
+    bool covers(const MaskSpec &call) const;
+    // How many kinds it has beyond causal (the dispatch prefers the kernel with the fewest).
+    int extra_kinds() const { return window + prefix + segments; }
 
-    bool operator==(const MaskSpec &o) const { return causal == o.causal; }
+    bool operator==(const MaskSpec &o) const { return to_string() == o.to_string(); }
     bool operator!=(const MaskSpec &o) const { return !(*this == o); }
-    // "none", or the mask kinds joined by '+': "causal".
+    // "none", or the mask kinds joined by '+' in the order above: "causal+window".
+    std::string to_string() const;
+};
+
+// How each allowed key's score s = scale * dot(q_i, k_j) is modified, in this order: softcap C
+// (s = C tanh(s / C), input softcap), ALiBi (s += -m[h] |p(i) - j|, input alibi_slopes [H]),
+// and an additive bias (s += bias[b, h, i, j], input bias, broadcast by the runtime).
+struct ScoreSpec {
+    bool softcap = false, alibi = false, bias = false;
+
+    bool any() const { return softcap || alibi || bias; }
+    // Whether a kernel with these modifiers computes a call with `call`'s: each of the call's
+    // among its own (a softcap of 0, zero slopes and a zero bias are neutral).
+    bool covers(const ScoreSpec &call) const;
+    int extra_kinds() const { return softcap + alibi + bias; }
+
+    bool operator==(const ScoreSpec &o) const { return to_string() == o.to_string(); }
+    bool operator!=(const ScoreSpec &o) const { return !(*this == o); }
+    // "none", or the modifiers joined by '+' in the order above: "softcap+alibi".
     std::string to_string() const;
 };
 
@@ -48,6 +82,7 @@ struct Variant {
     // The element type of q, k, v and out (of x, memory, the weights and y for mha).
     DType storage = DType::kFloat32;
     MaskSpec mask;
+    ScoreSpec score;
     // Whether an attention kernel also writes the probabilities.
     bool probs = false;
     // 0 where the kernel takes any value, read from the buffers at run time; otherwise the value
@@ -70,7 +105,7 @@ struct Variant {
     std::string tuned_for;
 
     // The spec, with every item that differs from the defaults (op, storage, mask and schedule
-    // always), in the order of the fields above.
+    // always, score where it is not none), in the order of the fields above.
     std::string to_string() const;
     // Parses a spec; on failure an InvalidArgument status that names the item.
     static Status parse(const std::string &spec, Variant *variant);

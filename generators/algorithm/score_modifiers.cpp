@@ -1,0 +1,43 @@
+#include "score_modifiers.h"
+
+#include "numerics.h"
+
+namespace attngen::algorithm {
+
+using Halide::Expr;
+
+Expr tanh_by_exp2(const Expr &x) {
+    // tanh|x| = (1 - t) / (1 + t) with t = e^(-2|x|) = 2^(-2 |x| log2(e)) in (0, 1]: the
+    // exponent is never positive, as exp2_nonpositive needs, and a large |x| gives t near 0
+    // rather than an overflow. The sign is put back on the bits.
+    const Expr magnitude = Halide::abs(x);
+    const Expr t = exp2_nonpositive(magnitude * (-2.0f * kLog2e));
+    const Expr tanh_magnitude = (1.0f - t) / (1.0f + t);
+    const Expr sign = Halide::reinterpret<uint32_t>(x) & Expr(uint32_t{0x80000000});
+    return Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(tanh_magnitude) | sign);
+}
+
+ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in, const Expr &nq,
+                                    const Expr &nk) {
+    if (!spec.any()) return {};
+    return [spec, in, nq, nk](const Expr &s, const Expr &j, const Expr &i, const Expr &h,
+                              const Expr &b) {
+        Expr score = s;
+        if (spec.softcap) {
+            // A softcap of 0 is off: the value by which the runtime runs a call without a
+            // softcap on a kernel with one. One select per score, next to a tanh.
+            score = Halide::select(in.softcap > 0.0f, in.softcap * tanh_by_exp2(score / in.softcap),
+                                   score);
+        }
+        if (spec.alibi) {
+            const Expr distance = Halide::abs(i + (nk - nq) - j);
+            score -= in.alibi_slopes(h) * Halide::cast<float>(distance);
+        }
+        if (spec.bias) {
+            score += in.bias(Halide::clamp(j, 0, nk - 1), Halide::clamp(i, 0, nq - 1), h, b);
+        }
+        return score;
+    };
+}
+
+}  // namespace attngen::algorithm

@@ -1,0 +1,43 @@
+// Score modifiers: the built-in ones of a ScoreSpec (attngen/variant.h), written as one function
+// of the score that the scores stage applies to every allowed key (docs/design.md section 1):
+//
+//   s = scale * dot(q_i, k_j)
+//   softcap C:  s = C * tanh(s / C)
+//   ALiBi m:    s += -m[h] * |p(i) - j|,  p(i) = i + Nk - Nq
+//   bias:       s += bias[b, h, i, j]
+//
+// A modifier is a plain function of Halide expressions, so a user's score modifier (a function
+// compiled into the generator) takes the same place.
+#pragma once
+
+#include <functional>
+
+#include "Halide.h"
+#include "attngen/variant.h"
+
+namespace attngen::algorithm {
+
+// s -> the modified score of key j for query i of head h in batch element b, in natural units
+// (before the softmax's change to base 2). Empty: the score is used as it is.
+using ScoreModifier =
+    std::function<Halide::Expr(const Halide::Expr &s, const Halide::Expr &j, const Halide::Expr &i,
+                               const Halide::Expr &h, const Halide::Expr &b)>;
+
+// The run-time values of the built-in modifiers, each defined where the spec has it.
+struct ScoreInputs {
+    Halide::Expr softcap;       // C > 0, float32; 0 turns the cap off.
+    Halide::Func alibi_slopes;  // alibi_slopes(h), float32.
+    Halide::Func bias;          // bias(j, i, h, b), float32; the runtime broadcasts it.
+};
+
+// The modifier of a spec; empty where the spec has none. nq and nk give p(i), and bound the
+// indices read from the bias (rows and keys past the ends are computed by some schedules and
+// never used).
+ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &inputs,
+                                    const Halide::Expr &nq, const Halide::Expr &nk);
+
+// tanh(x) for float32 x, through exp2_nonpositive: vectorizes on every target, unlike a libm
+// call. Absolute error about 2e-7; tanh(+-inf) = +-1, NaN stays NaN.
+Halide::Expr tanh_by_exp2(const Halide::Expr &x);
+
+}  // namespace attngen::algorithm

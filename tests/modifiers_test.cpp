@@ -1,0 +1,348 @@
+// Score and mask modifiers (attngen/modifiers.h) against the fp64 reference, on every schedule
+// that compiles kernels with them, at sizes below, at and above the vector widths and the causal
+// group of 32 queries; then their validation, and which kernel the dispatch picks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attngen/attngen.h"
+#include "runtime_test_util.h"
+
+namespace attngen::test {
+namespace {
+
+AttentionCase Make(int64_t batch, int64_t heads, int64_t nq, int64_t nk, int64_t d) {
+    AttentionCase c;
+    c.shape = {batch, heads, heads, nq, nk, d, d};
+    return c;
+}
+
+void SetWindow(AttentionCase *c, int64_t left, int64_t right) {
+    c->kinds.window = true;
+    c->modifiers.window_left = left;
+    c->modifiers.window_right = right;
+}
+
+// Packed documents: each batch element's keys split into documents of `length` keys, and each
+// query in the document of its position p(i).
+void SetDocuments(AttentionCase *c, int64_t length) {
+    const auto &s = c->shape;
+    c->kinds.segments = true;
+    for (int64_t b = 0; b < s.batch; b++) {
+        for (int64_t j = 0; j < s.nk; j++) c->modifiers.kv_segments.push_back(j / length);
+        for (int64_t i = 0; i < s.nq; i++) {
+            c->modifiers.q_segments.push_back(std::max<int64_t>(i + s.nk - s.nq, 0) / length);
+        }
+    }
+}
+
+void SetScoreModifiers(AttentionCase *c, bool softcap, bool alibi,
+                       std::vector<int64_t> bias_shape) {
+    reference::ModifierValues &m = c->modifiers;
+    m.score.softcap = softcap;
+    m.softcap = 2.5;
+    m.score.alibi = alibi;
+    for (int64_t h = 0; h < c->shape.heads; h++) m.alibi_slopes.push_back(0.5 / (h + 1));
+    m.score.bias = !bias_shape.empty();
+    if (m.score.bias) {
+        int64_t count = 1;
+        for (int d = 0; d < 4; d++) {
+            m.bias_shape[d] = bias_shape[d];
+            count *= bias_shape[d];
+        }
+        for (float x : random_values(count, 77, -2.0f, 2.0f)) m.bias.push_back(x);
+    }
+}
+
+// The schedules with a kernel whose mask and score modifiers cover `mask` and `score`.
+std::vector<std::string> SchedulesCovering(const MaskSpec &mask, const ScoreSpec &score) {
+    std::vector<std::string> schedules;
+    for (const std::string &s : TestedSchedules("attention")) {
+        for (const Kernel &k : list_kernels()) {
+            if (k.variant.schedule == s && k.variant.op == Op::kAttention &&
+                k.variant.mask.covers(mask) && k.variant.score.covers(score)) {
+                schedules.push_back(s);
+                break;
+            }
+        }
+    }
+    return schedules;
+}
+
+class ModifierTest : public ::testing::TestWithParam<std::string> {
+  protected:
+    // Checks the case on this test's schedule; skipped where it compiles no kernel for it.
+    void Check(AttentionCase &c, uint32_t seed = 3) {
+        const MaskSpec mask = c.mask();
+        ScoreSpec score = c.modifiers.score;
+        const auto schedules = SchedulesCovering(mask, score);
+        if (std::find(schedules.begin(), schedules.end(), GetParam()) == schedules.end()) {
+            GTEST_SKIP() << GetParam() << " compiles no kernel with mask " << mask.to_string()
+                         << " and score " << score.to_string();
+        }
+        c.prepare(seed);
+        const auto &s = c.shape;
+        std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN);
+        std::vector<float> lse(s.batch * s.heads * s.nq, NAN);
+        AttentionArgs args;
+        args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
+        args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
+        args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
+        args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
+        args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
+        if (!c.key_lengths.empty())
+            args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
+        args.causal = c.causal;
+        ModifierTensors tensors;
+        args.modifiers = tensors.views(c);
+        args.schedule = GetParam();
+        CallInfo info;
+        const Status status = attention(args, &info);
+        ASSERT_TRUE(status.ok()) << status.to_string();
+        EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out, kernel " << info.kernel;
+        EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse, kernel " << info.kernel;
+    }
+};
+
+// Query and key counts below, at and above the AVX-512 vector of 16 floats and the causal group
+// of 32 queries, with decode steps (one and a few queries) and more keys than queries.
+const std::pair<int64_t, int64_t> kSizes[] = {{1, 1},   {1, 70},  {7, 40},  {16, 16},
+                                              {33, 33}, {64, 64}, {40, 100}};
+
+TEST_P(ModifierTest, CausalSlidingWindowMatchesReference) {
+    for (const auto &[nq, nk] : kSizes) {
+        for (int64_t left : {0, 5, 40}) {
+            AttentionCase c = Make(1, 2, nq, nk, 16);
+            c.causal = true;
+            SetWindow(&c, left, -1);
+            SCOPED_TRACE("nq " + std::to_string(nq) + " nk " + std::to_string(nk) + " L " +
+                         std::to_string(left));
+            Check(c);
+        }
+    }
+}
+
+TEST_P(ModifierTest, TwoSidedWindowWithoutCausalMatchesReference) {
+    for (const auto &[nq, nk] : kSizes) {
+        AttentionCase c = Make(2, 2, nq, nk, 24);
+        SetWindow(&c, 3, 9);
+        Check(c);
+        AttentionCase right_only = Make(1, 1, nq, nk, 17);
+        SetWindow(&right_only, -1, 2);
+        Check(right_only);
+    }
+}
+
+TEST_P(ModifierTest, WindowCausalKeyLengthsAndSegmentsTogether) {
+    for (const auto &[nq, nk] : kSizes) {
+        AttentionCase c = Make(2, 2, nq, nk, 16);
+        c.causal = true;
+        SetWindow(&c, 12, -1);
+        SetDocuments(&c, 9);
+        c.key_lengths = {nk, std::max<int64_t>(nk - 5, 0)};
+        Check(c);
+    }
+}
+
+TEST_P(ModifierTest, PackedDocumentsWithoutCausal) {
+    AttentionCase c = Make(2, 3, 50, 50, 32);
+    SetDocuments(&c, 16);
+    Check(c);
+}
+
+TEST_P(ModifierTest, RowsEmptiedByAWindowOrASegmentGiveZeros) {
+    // Keys of segment 7 only: the queries of other segments have no allowed key.
+    AttentionCase c = Make(1, 1, 20, 20, 16);
+    c.kinds.segments = true;
+    for (int64_t i = 0; i < 20; i++) c.modifiers.q_segments.push_back(i < 10 ? 7 : 8);
+    c.modifiers.kv_segments.assign(20, 7);
+    Check(c);
+    if (IsSkipped()) return;
+    for (int64_t i = 10; i < 20; i++) {
+        EXPECT_EQ(c.out[i * 16], 0.0);
+        EXPECT_EQ(c.lse[i], -std::numeric_limits<double>::infinity());
+    }
+    // A window entirely past the end of the keys (Nq > Nk, causal): early rows see nothing.
+    AttentionCase w = Make(1, 2, 40, 8, 16);
+    w.causal = true;
+    SetWindow(&w, 2, -1);
+    Check(w);
+}
+
+TEST_P(ModifierTest, PrefixWithCausalAndKeyLengths) {
+    for (const auto &[nq, nk] : kSizes) {
+        AttentionCase c = Make(2, 2, nq, nk, 16);
+        c.causal = true;
+        c.kinds.prefix = true;
+        c.modifiers.prefix_lengths = {nk / 2, nk};
+        c.key_lengths = {nk, std::max<int64_t>(nk - 3, 0)};
+        Check(c);
+    }
+}
+
+TEST_P(ModifierTest, SoftcapAlibiAndBiasTogether) {
+    for (const auto &[nq, nk] : kSizes) {
+        AttentionCase c = Make(2, 2, nq, nk, 16);
+        SetScoreModifiers(&c, true, true, {2, 2, nq, nk});
+        Check(c);
+        AttentionCase causal = Make(1, 2, nq, nk, 16);
+        causal.causal = true;
+        SetScoreModifiers(&causal, true, true, {1, 2, 1, nk});
+        Check(causal);
+    }
+}
+
+TEST_P(ModifierTest, EachScoreModifierAlone) {
+    AttentionCase softcap = Make(1, 2, 33, 47, 16);
+    SetScoreModifiers(&softcap, true, false, {});
+    Check(softcap);
+    AttentionCase alibi = Make(1, 4, 33, 47, 16);
+    SetScoreModifiers(&alibi, false, true, {});
+    Check(alibi);
+    AttentionCase bias = Make(2, 2, 33, 47, 16);
+    SetScoreModifiers(&bias, false, false, {2, 1, 33, 47});
+    Check(bias);
+}
+
+TEST_P(ModifierTest, BiasBroadcastAlongKeysIsExpanded) {
+    AttentionCase c = Make(2, 2, 9, 30, 16);
+    SetScoreModifiers(&c, false, false, {2, 1, 9, 1});
+    Check(c);
+}
+
+TEST_P(ModifierTest, RowWhoseAllowedScoresAreAllMinusInfGivesZeros) {
+    AttentionCase c = Make(1, 1, 4, 24, 16);
+    SetScoreModifiers(&c, false, false, {1, 1, 4, 24});
+    // Row 1 gets -inf everywhere; row 2 on every key but one.
+    for (int64_t j = 0; j < 24; j++) {
+        c.modifiers.bias[24 + j] = -INFINITY;
+        if (j != 5) c.modifiers.bias[48 + j] = -INFINITY;
+    }
+    Check(c);
+    if (IsSkipped()) return;
+    EXPECT_EQ(c.lse[1], -std::numeric_limits<double>::infinity());
+}
+
+// A call with bad modifiers: an InvalidArgument status whose message names the problem, and
+// nothing written.
+class ModifierValidation : public ::testing::Test {
+  protected:
+    ModifierValidation() : c(Make(2, 2, 5, 7, 16)) {
+        c.draw(1);
+        out.assign(2 * 2 * 5 * 16, NAN);
+        args.q = TensorView::f32(c.q.data(), {2, 2, 5, 16});
+        args.k = TensorView::f32(c.k.data(), {2, 2, 7, 16});
+        args.v = TensorView::f32(c.v.data(), {2, 2, 7, 16});
+        args.out = TensorView::f32(out.data(), {2, 2, 5, 16});
+    }
+
+    void ExpectRefused(const std::string &words) {
+        const Status status = attention(args);
+        EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+        EXPECT_NE(status.message().find(words), std::string::npos) << status.message();
+        for (float x : out) ASSERT_TRUE(std::isnan(x)) << "the output was written";
+    }
+
+    AttentionCase c;
+    std::vector<float> out, floats = std::vector<float>(2 * 2 * 5 * 7, 0.0f);
+    std::vector<int64_t> ints = std::vector<int64_t>(2 * 7, 0);
+    AttentionArgs args;
+};
+
+TEST_F(ModifierValidation, BiasThatDoesNotBroadcast) {
+    args.modifiers.bias = TensorView::f32(floats.data(), {1, 2, 3, 7});
+    ExpectRefused("bias shape[2] is 3, which does not broadcast to Nq = 5");
+}
+
+TEST_F(ModifierValidation, BiasOfWrongRank) {
+    args.modifiers.bias = TensorView::f32(floats.data(), {2, 5, 7});
+    ExpectRefused("bias has rank 3, expected 4");
+}
+
+TEST_F(ModifierValidation, AlibiSlopesOfWrongLength) {
+    args.modifiers.alibi_slopes = TensorView::f32(floats.data(), {3});
+    ExpectRefused("alibi_slopes shape[0] (H) is 3 but the head count H of q is 2");
+}
+
+TEST_F(ModifierValidation, SegmentsOfWrongShape) {
+    args.modifiers.q_segments = TensorView::i64(ints.data(), {2, 5});
+    args.modifiers.kv_segments = TensorView::i64(ints.data(), {2, 6});
+    ExpectRefused("kv_segments shape[1] (Nk) is 6 but Nk of k is 7");
+}
+
+TEST_F(ModifierValidation, OneSideOfSegments) {
+    args.modifiers.q_segments = TensorView::i64(ints.data(), {2, 5});
+    ExpectRefused("q_segments is given without kv_segments");
+}
+
+TEST_F(ModifierValidation, NegativeWindow) {
+    args.modifiers.window_left = -1;
+    ExpectRefused("window_left is -1; a window side must be >= 0");
+}
+
+TEST_F(ModifierValidation, PrefixLengthsWithoutCausal) {
+    args.modifiers.prefix_lengths = TensorView::i64(ints.data(), {2});
+    ExpectRefused("prefix_lengths widen the causal mask; they need causal attention");
+}
+
+TEST_F(ModifierValidation, PrefixLengthsOutsideTheKeys) {
+    args.causal = true;
+    ints[1] = 8;
+    args.modifiers.prefix_lengths = TensorView::i64(ints.data(), {2});
+    ExpectRefused("prefix_lengths[1] is 8, outside [0, Nk = 7]");
+}
+
+TEST_F(ModifierValidation, NonPositiveSoftcap) {
+    args.modifiers.softcap = 0.0f;
+    ExpectRefused("softcap is 0.000000; it must be a finite number > 0");
+}
+
+TEST_F(ModifierValidation, OutputOverlappingTheBias) {
+    args.modifiers.bias = TensorView::f32(out.data(), {1, 1, 1, 7});
+    const Status status = attention(args);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("out overlaps bias"), std::string::npos) << status.message();
+}
+
+// The dispatch: a call with a modifier runs a kernel that has it, and a call without modifiers
+// never pays for them where a kernel without them exists.
+TEST(ModifierDispatch, CallsRunTheKernelWithTheFewestUnusedModifiers) {
+    AttentionCase c = Make(1, 2, 8, 40, 16);
+    c.draw(2);
+    std::vector<float> out(2 * 8 * 16);
+    AttentionArgs args;
+    args.q = TensorView::f32(c.q.data(), {1, 2, 8, 16});
+    args.k = TensorView::f32(c.k.data(), {1, 2, 40, 16});
+    args.v = TensorView::f32(c.v.data(), {1, 2, 40, 16});
+    args.out = TensorView::f32(out.data(), {1, 2, 8, 16});
+    CallInfo info;
+    ASSERT_TRUE(attention(args, &info).ok());
+    Variant plain;
+    for (const Kernel &k : list_kernels()) {
+        if (k.name == info.kernel) plain = k.variant;
+    }
+    EXPECT_EQ(plain.mask.to_string(), "none") << info.kernel;
+    EXPECT_FALSE(plain.score.any()) << info.kernel;
+
+    args.modifiers.window_left = 4;
+    const Status status = attention(args, &info);
+    if (SchedulesCovering(MaskSpec{false, true}, ScoreSpec{}).empty()) {
+        EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.to_string();
+        return;
+    }
+    ASSERT_TRUE(status.ok()) << status.to_string();
+    EXPECT_NE(info.kernel.find("window"), std::string::npos) << info.kernel;
+}
+
+std::string Name(const ::testing::TestParamInfo<std::string> &info) {
+    return info.param;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, ModifierTest, ::testing::ValuesIn(TestedSchedules("attention")),
+                         Name);
+
+}  // namespace
+}  // namespace attngen::test
