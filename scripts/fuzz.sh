@@ -5,8 +5,8 @@
 #
 # Targets: npy_fuzz (the .npy reader) and attention_fuzz (the runtime's public API against the
 # fp64 reference). They are built by the asan-ubsan preset (scripts/test-sanitizers.sh builds
-# it; this script builds only what is missing, the release build whose kernels it reuses first). New inputs go to build/asan-ubsan/fuzz-work/,
-# never into fuzz/corpus/. A crash, sanitizer report, mismatch or timeout stops the target,
+# it; this script builds only what is missing, the release build whose kernels it reuses
+# first). New inputs go to build/asan-ubsan/fuzz-work/, never into fuzz/corpus/. A crash, sanitizer report, mismatch or timeout stops the target,
 # leaves the input in build/asan-ubsan/fuzz-artifacts/ and makes this script fail: copy that
 # file into fuzz/corpus/<target>/ with the fix, and ctest's fuzz_corpus_<target> replays it from
 # then on.

@@ -2,7 +2,8 @@
 # A kernel added to the variant table is compiled, listed, dispatched and tuned with no other
 # edit, and the tuner's database comes back into the build as correct kernels:
 #   1. a build of attngen (its generators imported from the native build) from a table of
-#      cpu_fused's generic kernels and one added row, a decode kernel for head dim 48;
+#      cpu_fused's generic kernel and one added row, a decode kernel for head dim 48 (each kernel
+#      more in the table is a minute of CI on 2 cores: the test compiles its table twice);
 #   2. `attngen list` names the added kernel and `attngen attention` on head dim 48 runs it;
 #   3. `attngen tune` on a head-dim-48 decode shape tunes the added kernel's bucket (the table is
 #      the only place its query bound of 4 comes from) and another bucket;
@@ -22,7 +23,7 @@ added="op:attention,mask:none,d_k:48,d_v:48,max_queries:4,schedule:cpu_fused"
 added_spec="op:attention,storage:f32,mask:none,d_k:48,d_v:48,max_queries:4,schedule:cpu_fused"
 added_name=attention_f32_d48_q4_cpu_fused
 cat > "$work/variants.txt" <<TABLE
-op:attention,mask:{none|causal},probs:{no|yes},schedule:cpu_fused
+op:attention,mask:none,schedule:cpu_fused
 $added
 TABLE
 target=$("$source_dir/scripts/cpu-target.sh")
@@ -80,4 +81,4 @@ tests=$("$work/build/tests/runtime_test" --gtest_list_tests --gtest_filter='Comp
     { echo "runtime_test could not list its tests" >&2; exit 1; }
 echo "$tests" | grep -E '_t[0-9a-f]{6}_cpu_' || { echo "no tuned kernel in the build" >&2; exit 1; }
 echo "$tests" | grep -q "$added_name" || { echo "$added_name has no KernelTest" >&2; exit 1; }
-"$work/build/tests/runtime_test" --gtest_filter='Compiled/*:Schedules/AttentionTest.*/cpu_fused'
+"$work/build/tests/runtime_test" --gtest_filter='Compiled/*'
