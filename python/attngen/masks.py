@@ -17,6 +17,10 @@ class Plan:
         self.key_lengths = key_lengths  # int32 [B], or None
 
 
+# The plan of a call without a mask, made once: calls on small shapes count microseconds.
+NO_MASK = Plan()
+
+
 def allowed_keys(attn_mask):
     """A boolean mask (True: the key takes part) from PyTorch's boolean or additive mask, or
     None for an additive mask with values other than 0 and -inf (a bias, which no kernel adds)."""
@@ -44,7 +48,7 @@ def plan(attn_mask, is_causal, lead, batch, L, S):
             raise ValueError("attn_mask and is_causal: pass one of them, as in PyTorch")
         return Plan(causal=True) if L == S else None
     if attn_mask is None:
-        return Plan()
+        return NO_MASK
     allowed = allowed_keys(attn_mask)
     if allowed is None:
         return None
@@ -64,5 +68,5 @@ def plan(attn_mask, is_causal, lead, batch, L, S):
     if not bool(torch.all(per_batch == lengths.unsqueeze(1))):
         return None
     if bool(torch.all(lengths == S)):
-        return Plan()
+        return NO_MASK
     return Plan(key_lengths=lengths.contiguous())

@@ -67,7 +67,39 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p != 0.0:
         raise ValueError(f"dropout_p={dropout_p}: attngen has no dropout; pass dropout_p=0.0 "
                          "(e.g. call the model in eval mode)")
-    for name, t in (("query", query), ("key", key), ("value", value)):
+    _check_tensors(query, key, value)
+    # Under no_grad, tensors that require grad (a model's parameters' outputs) are read as they
+    # are; attngen.attention itself refuses them so that no gradient path is lost unnoticed.
+    if query.requires_grad or key.requires_grad or value.requires_grad:
+        query, key, value = query.detach(), key.detach(), value.detach()
+    lead, kv_lead = query.shape[:-2], key.shape[:-2]
+    if kv_lead != value.shape[:-2] or len(lead) != len(kv_lead):
+        raise ValueError(f"query {tuple(query.shape)}, key {tuple(key.shape)}, value "
+                         f"{tuple(value.shape)}: leading dims must match")
+    if len(lead) == 2:
+        (batch, heads), (kv_batch, kv_heads) = lead, kv_lead
+    else:
+        (batch, heads), (kv_batch, kv_heads) = _batch_and_heads(lead), _batch_and_heads(kv_lead)
+    L, S = query.shape[-2], key.shape[-2]
+    plan = masks.plan(attn_mask, is_causal, lead, batch, L, S)
+    if plan is None or kv_batch != batch or lead[:-1] != kv_lead[:-1]:
+        warnings.warn("attngen.torch.scaled_dot_product_attention: the mask or the broadcast of "
+                      "the leading dims is not one attngen's kernels compute; PyTorch computes "
+                      "this call", FallbackWarning, stacklevel=2)
+        if scale is None:
+            scale = 1.0 / math.sqrt(query.shape[-1])
+        return _reference(query, key, value, attn_mask, is_causal, scale)
+    if len(lead) == 2:  # [B, H, N, E] already: no views to make (each costs about 1.5 us).
+        return attention(query, key, value, causal=plan.causal, scale=scale,
+                         key_lengths=plan.key_lengths)
+    out = attention(_fold(query, batch, heads), _fold(key, batch, kv_heads),
+                    _fold(value, batch, kv_heads), causal=plan.causal, scale=scale,
+                    key_lengths=plan.key_lengths)
+    return out.view(*lead, L, value.shape[-1])
+
+
+def _check_tensors(*tensors):
+    for name, t in zip(("query", "key", "value"), tensors):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
         if t.dim() < 2:
@@ -76,28 +108,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if t.requires_grad and torch.is_grad_enabled():
             raise ValueError(f"{name}: requires grad, and attngen has no backward; call under "
                              "torch.no_grad() or torch.inference_mode()")
-    # Under no_grad, tensors that require grad (a model's parameters' outputs) are read as they
-    # are; attngen.attention itself refuses them so that no gradient path is lost unnoticed.
-    if query.requires_grad or key.requires_grad or value.requires_grad:
-        query, key, value = query.detach(), key.detach(), value.detach()
-    if key.shape[:-2] != value.shape[:-2] or query.dim() != key.dim():
-        raise ValueError(f"query {tuple(query.shape)}, key {tuple(key.shape)}, value "
-                         f"{tuple(value.shape)}: leading dims must match")
-    batch, heads = _batch_and_heads(query.shape[:-2])
-    kv_batch, kv_heads = _batch_and_heads(key.shape[:-2])
-    L, S = query.shape[-2], key.shape[-2]
-    plan = masks.plan(attn_mask, is_causal, query.shape[:-2], batch, L, S)
-    if plan is None or kv_batch != batch or query.shape[:-3] != key.shape[:-3]:
-        warnings.warn("attngen.torch.scaled_dot_product_attention: the mask or the broadcast of "
-                      "the leading dims is not one attngen's kernels compute; PyTorch computes "
-                      "this call", FallbackWarning, stacklevel=2)
-        if scale is None:
-            scale = 1.0 / math.sqrt(query.shape[-1])
-        return _reference(query, key, value, attn_mask, is_causal, scale)
-    out = attention(_fold(query, batch, heads), _fold(key, batch, kv_heads),
-                    _fold(value, batch, kv_heads), causal=plan.causal, scale=scale,
-                    key_lengths=plan.key_lengths)
-    return out.view(*query.shape[:-1], value.shape[-1])
 
 
 def _register_operator():
