@@ -142,3 +142,19 @@ def test_tensors_that_require_grad_are_read_under_no_grad():
         out = at.scaled_dot_product_attention(q, k, v)
     assert not out.requires_grad
     assert_close(out, torch_math(q.detach(), k.detach(), v.detach()))
+
+
+def test_matches_pytorch_1_13_own_attention():
+    # F._scaled_dot_product_attention: PyTorch 1.13's private attention, which
+    # nn.MultiheadAttention's forward calls (bool masks: True takes part), in float64.
+    F = torch.nn.functional
+    if not hasattr(F, "_scaled_dot_product_attention"):
+        pytest.skip("this PyTorch has no F._scaled_dot_product_attention (1.13 has)")
+    q, k, v = tensors(*[(2, 4, 33, 64)] * 3)
+    padding = torch.arange(33) < torch.tensor([33, 20]).view(2, 1, 1, 1)
+    for mask, causal in ((None, False), (None, True), (padding, False)):
+        want, _ = F._scaled_dot_product_attention(q.double(), k.double(), v.double(), mask, 0.0,
+                                                  False, causal)
+        with no_fallback():
+            assert_close(at.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                         is_causal=causal), want)
