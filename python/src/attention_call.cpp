@@ -78,7 +78,6 @@ void require_rank4(const HeldTensor &t, const char *name, const char *layout) {
 PreparedCall prepare_attention(py::handle q, py::handle k, py::handle v,
                                const py::kwargs &keywords) {
     PreparedCall call;
-    call.tensors.reserve(4);
     call.tensors.push_back(view_of(q, "q"));
     call.tensors.push_back(view_of(k, "k"));
     call.tensors.push_back(view_of(v, "v"));

@@ -3,7 +3,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include <vector>
+#include <deque>
 
 #include "attngen/attention.h"
 #include "tensor_arg.h"
@@ -14,8 +14,9 @@ namespace attngen_py {
 // benchmark's timing of the C++ call alone).
 struct PreparedCall {
     attngen::AttentionArgs args;
-    // The inputs and outputs, which keep their memory alive while the call runs.
-    std::vector<HeldTensor> tensors;
+    // The inputs, which keep their memory alive while the call runs. A deque, so that adding a
+    // keyword's tensor leaves the references to q, k and v valid.
+    std::deque<HeldTensor> tensors;
     HeldTensor out;
     bool return_lse = false, return_probs = false;
     HeldTensor lse, probs;
