@@ -15,6 +15,9 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev nlohmann-json3-dev libfmt-dev
     python3 python3-numpy
+    # The Python module (python/, docs/python.md): built with pybind11 against Debian's
+    # python3, reading torch tensors through DLPack's header; its tests compare with PyTorch.
+    python3-dev pybind11-dev libdlpack-dev python3-pytest python3-torch
 )
 
 for arg in "$@"; do
