@@ -76,9 +76,9 @@ PY
 # The tuned kernels, compiled from the database, are in the registry (their names end in
 # _t<hash of the parameters>_<schedule>) and each passes KernelTest, as does the added kernel.
 configure "$work/tuning.json"
-build runtime_test
-tests=$("$work/build/tests/runtime_test" --gtest_list_tests --gtest_filter='Compiled/*') ||
-    { echo "runtime_test could not list its tests" >&2; exit 1; }
+build kernel_list_test
+tests=$("$work/build/tests/kernel_list_test" --gtest_list_tests --gtest_filter='Compiled/*') ||
+    { echo "kernel_list_test could not list its tests" >&2; exit 1; }
 echo "$tests" | grep -E '_t[0-9a-f]{6}_cpu_' || { echo "no tuned kernel in the build" >&2; exit 1; }
 echo "$tests" | grep -q "$added_name" || { echo "$added_name has no KernelTest" >&2; exit 1; }
-"$work/build/tests/runtime_test" --gtest_filter='Compiled/*'
+"$work/build/tests/kernel_list_test" --gtest_filter='Compiled/*'

@@ -8,6 +8,7 @@ namespace attngen_py {
 namespace {
 
 using attngen::AttentionArgs;
+using attngen::Modifiers;
 using attngen::TensorView;
 
 // How one keyword argument fills its field of AttentionArgs. `name` is the keyword, for errors;
@@ -25,20 +26,54 @@ void set_flag(AttentionArgs &args, const char *name, py::handle value, PreparedC
     args.*Field = as_bool(name, value);
 }
 
-template <std::optional<float> AttentionArgs::*Field>
-void set_number(AttentionArgs &args, const char *name, py::handle value, PreparedCall &) {
+float as_float(const char *name, py::handle value) {
     const double number = PyFloat_AsDouble(value.ptr());
     if (number == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
         throw py::type_error(std::string(name) + ": expected a number");
     }
-    args.*Field = static_cast<float>(number);
+    return static_cast<float>(number);
+}
+
+TensorView as_tensor(const char *name, py::handle value, PreparedCall &call) {
+    call.tensors.push_back(view_of(value, name));
+    return call.tensors.back().view;
+}
+
+template <std::optional<float> AttentionArgs::*Field>
+void set_number(AttentionArgs &args, const char *name, py::handle value, PreparedCall &) {
+    args.*Field = as_float(name, value);
 }
 
 template <std::optional<TensorView> AttentionArgs::*Field>
 void set_tensor(AttentionArgs &args, const char *name, py::handle value, PreparedCall &call) {
-    call.tensors.push_back(view_of(value, name));
-    args.*Field = call.tensors.back().view;
+    args.*Field = as_tensor(name, value, call);
+}
+
+// The same for the fields of args.modifiers (attngen/modifiers.h).
+template <std::optional<float> Modifiers::*Field>
+void set_modifier_number(AttentionArgs &args, const char *name, py::handle value, PreparedCall &) {
+    args.modifiers.*Field = as_float(name, value);
+}
+
+template <std::optional<TensorView> Modifiers::*Field>
+void set_modifier_tensor(AttentionArgs &args, const char *name, py::handle value,
+                         PreparedCall &call) {
+    args.modifiers.*Field = as_tensor(name, value, call);
+}
+
+// An integer (a window side); a negative one reaches the runtime, which names it.
+template <std::optional<int64_t> Modifiers::*Field>
+void set_modifier_integer(AttentionArgs &args, const char *name, py::handle value, PreparedCall &) {
+    if (PyBool_Check(value.ptr()) || !PyLong_Check(value.ptr())) {
+        throw py::type_error(std::string(name) + ": expected an int");
+    }
+    const long long number = PyLong_AsLongLong(value.ptr());
+    if (number == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw py::value_error(std::string(name) + ": the value does not fit in 64 bits");
+    }
+    args.modifiers.*Field = number;
 }
 
 template <std::string AttentionArgs::*Field>
@@ -55,13 +90,22 @@ struct Keyword {
 
 // Every keyword of attngen.attention that fills a field of AttentionArgs (out, return_lse and
 // return_probs make outputs and are read by prepare_attention itself). To take another field
-// of AttentionArgs from Python, such as a modifier, add its row here and its line to the table
-// in docs/python.md: a float field takes set_number, a tensor set_tensor, a bool set_flag.
+// of AttentionArgs from Python, add its row here and its line to the table in docs/python.md: a
+// float field takes set_number, a tensor set_tensor, a bool set_flag; a modifier the
+// set_modifier_ setter of its type.
 constexpr Keyword kAttentionKeywords[] = {
     {"causal", set_flag<&AttentionArgs::causal>},
     {"scale", set_number<&AttentionArgs::scale>},
     {"key_lengths", set_tensor<&AttentionArgs::key_lengths>},
     {"schedule", set_text<&AttentionArgs::schedule>},
+    {"softcap", set_modifier_number<&Modifiers::softcap>},
+    {"alibi_slopes", set_modifier_tensor<&Modifiers::alibi_slopes>},
+    {"bias", set_modifier_tensor<&Modifiers::bias>},
+    {"window_left", set_modifier_integer<&Modifiers::window_left>},
+    {"window_right", set_modifier_integer<&Modifiers::window_right>},
+    {"prefix_lengths", set_modifier_tensor<&Modifiers::prefix_lengths>},
+    {"q_segments", set_modifier_tensor<&Modifiers::q_segments>},
+    {"kv_segments", set_modifier_tensor<&Modifiers::kv_segments>},
 };
 
 // The outputs' shapes come from q, k and v, so their ranks are checked here, before the runtime

@@ -47,6 +47,7 @@ py::dict kernel_dict(const attngen::Kernel &kernel) {
     d["op"] = attngen::op_name(v.op);
     d["storage"] = attngen::dtype_name(v.storage);
     d["mask"] = v.mask.to_string();
+    d["score"] = v.score.to_string();
     d["probs"] = v.probs;
     d["heads"] = v.heads;
     d["kv_heads"] = v.kv_heads;

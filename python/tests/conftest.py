@@ -17,10 +17,11 @@ torch.set_num_threads(2)
 attngen.set_num_threads(2)
 
 
-def reference(q, k, v, causal=False, scale=None, key_lengths=None, mask=None):
+def reference(q, k, v, causal=False, scale=None, key_lengths=None, mask=None, score_mod=None):
     """attngen's semantics in float64: GQA (kv head h // (H / H_kv)), causal aligned
     bottom-right, key lengths per batch element, a bool mask (True: allowed) broadcast to
-    [B, H, Nq, Nk]; a row with no allowed key gives zeros. Returns (out, lse, probs)."""
+    [B, H, Nq, Nk], score_mod(s) applied to the scaled scores [B, H, Nq, Nk]; a row with no
+    allowed key gives zeros. Returns (out, lse, probs)."""
     q, k, v = (torch.as_tensor(np.asarray(t) if not torch.is_tensor(t) else t).double()
                for t in (q, k, v))
     B, H, Nq, D = q.shape
@@ -29,6 +30,8 @@ def reference(q, k, v, causal=False, scale=None, key_lengths=None, mask=None):
     k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
     scale = 1.0 / math.sqrt(D) if scale is None else scale
     s = q @ k.transpose(-2, -1) * scale
+    if score_mod is not None:
+        s = score_mod(s)
     allowed = torch.ones(B, H, Nq, Nk, dtype=torch.bool)
     if causal:
         i = torch.arange(Nq).unsqueeze(1)
