@@ -5,6 +5,7 @@
 
 #include "Halide.h"
 #include "algorithm/numerics.h"
+#include "algorithm/score_modifiers.h"
 
 namespace attngen::test {
 namespace {
@@ -97,6 +98,36 @@ TEST(Numerics, Exp2OfNanIsNan) {
             EXPECT_EQ(out(k), std::ldexp(1.0f, -k)) << k;
         }
     }
+}
+
+// softcap's tanh, vectorized as the kernels run it: relative error against double tanh over
+// small, medium and saturating arguments of both signs, and the ends.
+TEST(Numerics, TanhWithinOneMicroOfDoubleTanh) {
+    const int n = 1 << 18;
+    Halide::Buffer<float> x(n);
+    for (int k = 0; k < n; k++) {
+        // Magnitudes spread over 2^-20 .. 2^5, alternating in sign.
+        const float magnitude = std::ldexp(1.0f, -20) * std::pow(2.0f, 25.0f * k / (n - 1));
+        x(k) = k % 2 == 0 ? magnitude : -magnitude;
+    }
+    Halide::Var i("i");
+    Halide::Func t("t");
+    t(i) = algorithm::tanh_by_exp2(x(i));
+    t.vectorize(i, 16);
+    Halide::Buffer<float> out = t.realize({n});
+    double worst = 0;
+    for (int k = 0; k < n; k++) {
+        const double exact = std::tanh(static_cast<double>(x(k)));
+        worst = std::max(worst, std::fabs(out(k) - exact) / std::fabs(exact));
+    }
+    EXPECT_LT(worst, 1e-6);
+    Halide::Func ends("ends");
+    ends(i) = algorithm::tanh_by_exp2(Halide::select(i == 0, Halide::Expr(INFINITY),
+                                                     i == 1, Halide::Expr(-INFINITY), 0.0f));
+    Halide::Buffer<float> e = ends.realize({3});
+    EXPECT_EQ(e(0), 1.0f);
+    EXPECT_EQ(e(1), -1.0f);
+    EXPECT_EQ(e(2), 0.0f);
 }
 
 }  // namespace
