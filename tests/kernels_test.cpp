@@ -30,21 +30,10 @@ AttentionCase CaseFor(const Kernel &k, int64_t nq) {
 std::string RunCaseFor(const Kernel &k, int64_t nq) {
     AttentionCase c = CaseFor(k, nq);
     c.prepare(21);
-    const auto &s = c.shape;
-    std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN),
-        lse(s.batch * s.heads * s.nq, NAN),
-        probs(k.variant.probs ? s.batch * s.heads * s.nq * s.nk : 0, NAN);
-    AttentionArgs args;
-    args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
-    args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
-    args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
-    args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
-    args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
-    if (k.variant.probs) args.probs = TensorView::f32(probs.data(), {s.batch, s.heads, s.nq, s.nk});
-    args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
-    args.causal = c.causal;
+    std::vector<float> out, lse, probs;
     ModifierTensors tensors;
-    args.modifiers = tensors.views(c);
+    AttentionArgs args =
+        ArgsWithModifiersFor(c, &tensors, &out, &lse, k.variant.probs ? &probs : nullptr);
     args.schedule = k.variant.schedule;
     CallInfo info;
     Status status = attention(args, &info);

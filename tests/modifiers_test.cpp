@@ -84,20 +84,9 @@ class ModifierTest : public ::testing::TestWithParam<std::string> {
                          << " and score " << score.to_string();
         }
         c.prepare(seed);
-        const auto &s = c.shape;
-        std::vector<float> out(s.batch * s.heads * s.nq * s.d_v, NAN);
-        std::vector<float> lse(s.batch * s.heads * s.nq, NAN);
-        AttentionArgs args;
-        args.q = TensorView::f32(c.q.data(), {s.batch, s.heads, s.nq, s.d_k});
-        args.k = TensorView::f32(c.k.data(), {s.batch, s.kv_heads, s.nk, s.d_k});
-        args.v = TensorView::f32(c.v.data(), {s.batch, s.kv_heads, s.nk, s.d_v});
-        args.out = TensorView::f32(out.data(), {s.batch, s.heads, s.nq, s.d_v});
-        args.lse = TensorView::f32(lse.data(), {s.batch, s.heads, s.nq});
-        if (!c.key_lengths.empty())
-            args.key_lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
-        args.causal = c.causal;
+        std::vector<float> out, lse;
         ModifierTensors tensors;
-        args.modifiers = tensors.views(c);
+        AttentionArgs args = ArgsWithModifiersFor(c, &tensors, &out, &lse, nullptr);
         args.schedule = GetParam();
         CallInfo info;
         const Status status = attention(args, &info);

@@ -76,6 +76,17 @@ function(_attngen_default_kernel_name OUT P)
     set(${OUT} "${name}_${${P}_SCHEDULE}" PARENT_SCOPE)
 endfunction()
 
+# <P>_<OPTION>, a list of kinds joined by '+' (MASK, SCORE): none where left out, else checked for
+# the spec's characters; the message names what the kinds are and an example.
+macro(_attngen_kinds_option P OPTION WHAT EXAMPLE)
+    if (NOT ${P}_${OPTION})
+        set(${P}_${OPTION} none)
+    elseif (NOT ${P}_${OPTION} MATCHES "^[a-z_]+(\\+[a-z_]+)*$")
+        _attngen_kernel_error("${_attngen_name}" "${OPTION} must be none or ${WHAT} joined by '+' "
+                              "(e.g. ${EXAMPLE}), got '${${P}_${OPTION}}'")
+    endif ()
+endmacro()
+
 # Checks the targets and adds the CUDA entry; sets <P>_TARGETS.
 macro(_attngen_kernel_targets P)
     if (NOT ${P}_TARGETS)
@@ -273,20 +284,10 @@ macro(_attngen_parse_kernel_options P)
         _attngen_kernel_error("${_attngen_name}" "STORAGE must be a storage type such as f32, "
                               "got '${${P}_STORAGE}'")
     endif ()
-    # The mask kinds are the generator's to check (attngen/variant.h lists them); here only the
-    # spec's characters.
-    if (NOT ${P}_MASK)
-        set(${P}_MASK none)
-    elseif (NOT ${P}_MASK MATCHES "^[a-z_]+(\\+[a-z_]+)*$")
-        _attngen_kernel_error("${_attngen_name}" "MASK must be none or mask kinds joined by '+' "
-                              "(e.g. causal), got '${${P}_MASK}'")
-    endif ()
-    if (NOT ${P}_SCORE)
-        set(${P}_SCORE none)
-    elseif (NOT ${P}_SCORE MATCHES "^[a-z_]+(\\+[a-z_]+)*$")
-        _attngen_kernel_error("${_attngen_name}" "SCORE must be none or score modifiers joined by "
-                              "'+' (e.g. softcap+alibi), got '${${P}_SCORE}'")
-    endif ()
+    # The mask kinds and score modifiers are the generator's to check (attngen/variant.h lists
+    # them); here only the spec's characters.
+    _attngen_kinds_option(${P} MASK "mask kinds" causal)
+    _attngen_kinds_option(${P} SCORE "score modifiers" softcap+alibi)
     if (${P}_D_K AND NOT ${P}_D_V)
         set(${P}_D_V ${${P}_D_K})
     endif ()

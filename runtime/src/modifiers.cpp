@@ -15,34 +15,6 @@ Status invalid(const std::string &message) {
     return Status::InvalidArgument(message);
 }
 
-// The element at flat position (r, c) of an integer view of rank 1 (c = 0) or 2.
-int64_t integer_at(const TensorView &v, int64_t r, int64_t c) {
-    const int64_t offset = r * v.strides[0] + (v.rank == 2 ? c * v.strides[1] : 0);
-    return v.dtype == DType::kInt32 ? static_cast<const int32_t *>(v.data)[offset]
-                                    : static_cast<const int64_t *>(v.data)[offset];
-}
-
-// Copies an int32 or int64 view [rows, cols] (rank 1: [rows]) into int32 values, each checked to
-// lie in [lo, hi].
-Status read_integers(const NamedView &nv, int64_t rows, int64_t cols, int64_t lo, int64_t hi,
-                     const std::string &range, std::vector<int32_t> *out) {
-    const TensorView &v = nv.view;
-    out->resize(rows * cols);
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t c = 0; c < cols; c++) {
-            const int64_t value = integer_at(v, r, c);
-            if (value < lo || value > hi) {
-                std::string index = std::to_string(r);
-                if (v.rank == 2) index += ", " + std::to_string(c);
-                return invalid(std::string(nv.name) + "[" + index + "] is " +
-                               std::to_string(value) + ", outside " + range);
-            }
-            (*out)[r * cols + c] = static_cast<int32_t>(value);
-        }
-    }
-    return Status::Ok();
-}
-
 }  // namespace
 
 Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExtents &e) {
@@ -143,9 +115,9 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
         if (m.prefix_lengths->device != Device::kCpu) {
             return invalid("prefix_lengths is in device memory; pass it in host memory");
         }
-        ATTNGEN_RETURN_IF_ERROR(read_integers(prefix, e.batch, 1, 0, e.nk,
-                                              "[0, Nk = " + std::to_string(e.nk) + "]",
-                                              &prefix_lengths_));
+        ATTNGEN_RETURN_IF_ERROR(read_int32_values(prefix, e.batch, 1, 0, e.nk,
+                                                  "[0, Nk = " + std::to_string(e.nk) + "]",
+                                                  &prefix_lengths_));
         mask_.prefix = true;
     }
     if (m.q_segments.has_value() != m.kv_segments.has_value()) {
@@ -169,7 +141,7 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
                                " is in device memory; pass it in host memory");
             }
             ATTNGEN_RETURN_IF_ERROR(
-                read_integers(*view, e.batch, count, lo, hi, "the range of int32", out));
+                read_int32_values(*view, e.batch, count, lo, hi, "the range of int32", out));
         }
         mask_.segments = true;
     }

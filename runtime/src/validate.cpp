@@ -128,25 +128,34 @@ Status check_disjoint(const NamedView &out, const NamedView &other) {
                                    " in memory; outputs must not alias other tensors");
 }
 
+Status read_int32_values(const NamedView &nv, int64_t rows, int64_t cols, int64_t lo, int64_t hi,
+                         const std::string &range, std::vector<int32_t> *out) {
+    const TensorView &v = nv.view;
+    out->resize(rows * cols);
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = 0; c < cols; c++) {
+            const int64_t offset = r * v.strides[0] + (v.rank == 2 ? c * v.strides[1] : 0);
+            const int64_t value = v.dtype == DType::kInt32
+                                      ? static_cast<const int32_t *>(v.data)[offset]
+                                      : static_cast<const int64_t *>(v.data)[offset];
+            if (value < lo || value > hi) {
+                std::string index = std::to_string(r);
+                if (v.rank == 2) index += ", " + std::to_string(c);
+                return Status::InvalidArgument(std::string(nv.name) + "[" + index + "] is " +
+                                               std::to_string(value) + ", outside " + range);
+            }
+            (*out)[r * cols + c] = static_cast<int32_t>(value);
+        }
+    }
+    return Status::Ok();
+}
+
 Status read_key_lengths(const NamedView &nv, int64_t batch, int64_t nk, std::vector<int32_t> *out) {
     Status s = check_view(nv, {DType::kInt32, DType::kInt64});
     if (!s.ok()) return s;
     s = check_extent(nv, 0, batch, "the batch size B of q");
     if (!s.ok()) return s;
-    const TensorView &v = nv.view;
-    out->resize(batch);
-    for (int64_t b = 0; b < batch; b++) {
-        int64_t length = v.dtype == DType::kInt32
-                             ? static_cast<const int32_t *>(v.data)[b * v.strides[0]]
-                             : static_cast<const int64_t *>(v.data)[b * v.strides[0]];
-        if (length < 0 || length > nk) {
-            return Status::InvalidArgument(std::string(nv.name) + "[" + std::to_string(b) +
-                                           "] is " + std::to_string(length) +
-                                           ", outside [0, Nk = " + std::to_string(nk) + "]");
-        }
-        (*out)[b] = static_cast<int32_t>(length);
-    }
-    return Status::Ok();
+    return read_int32_values(nv, batch, 1, 0, nk, "[0, Nk = " + std::to_string(nk) + "]", out);
 }
 
 void copy_contiguous(const TensorView &v, std::vector<float> *out) {

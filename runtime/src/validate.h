@@ -38,6 +38,12 @@ Status check_extent(const NamedView &v, int dim, int64_t expected, const char *s
 Status check_output_layout(const NamedView &out);
 Status check_disjoint(const NamedView &out, const NamedView &other);
 
+// Copies an int32 or int64 view [rows, cols] (rank 1: [rows], cols 1), already checked by
+// check_view, into int32 values, each checked to lie in [lo, hi]; `range` describes that range in
+// the error ("[0, Nk = 29]"), which names the element: "key_lengths[1] is 30, outside ...".
+Status read_int32_values(const NamedView &v, int64_t rows, int64_t cols, int64_t lo, int64_t hi,
+                         const std::string &range, std::vector<int32_t> *out);
+
 // Reads key lengths (int32 or int64, [B]) into int32 values, each checked to be in [0, nk].
 Status read_key_lengths(const NamedView &v, int64_t batch, int64_t nk, std::vector<int32_t> *out);
 
