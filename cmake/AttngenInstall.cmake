@@ -43,6 +43,10 @@ set_target_properties(attngen_generators PROPERTIES EXPORT_NAME generators)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/attngen
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The header of users' modifiers (for the plugins that attngen_add_kernel builds, not for
+# programs: it needs Halide).
+install(FILES ${PROJECT_SOURCE_DIR}/generators/dsl/attngen/user_modifiers.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attngen)
 install(TARGETS attngen_runtime EXPORT attngenTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -104,11 +108,12 @@ set(ATTNGEN_PACKAGE_TARGETS "${ATTNGEN_TARGETS}")
 install(EXPORT attngenTargets NAMESPACE attngen:: DESTINATION ${ATTNGEN_INSTALL_CMAKEDIR})
 set(ATTNGEN_TUNING_DIR "${CMAKE_INSTALL_DATADIR}/attngen/tuning")
 set(ATTNGEN_MODULE_DIR "${ATTNGEN_INSTALL_CMAKEDIR}")
+set(ATTNGEN_DSL_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}")
 configure_package_config_file(
     ${PROJECT_SOURCE_DIR}/cmake/package/attngenConfig.cmake.in
     ${PROJECT_BINARY_DIR}/package/attngenConfig.cmake
     INSTALL_DESTINATION ${ATTNGEN_INSTALL_CMAKEDIR}
-    PATH_VARS ATTNGEN_TUNING_DIR ATTNGEN_MODULE_DIR)
+    PATH_VARS ATTNGEN_TUNING_DIR ATTNGEN_MODULE_DIR ATTNGEN_DSL_INCLUDE_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/attngenConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES
@@ -117,6 +122,8 @@ install(FILES
         ${PROJECT_SOURCE_DIR}/cmake/package/AttngenAddKernel.cmake
         ${PROJECT_SOURCE_DIR}/cmake/package/AttngenKernelOptions.cmake
         ${PROJECT_SOURCE_DIR}/cmake/package/AttngenTuningDatabase.cmake
+        ${PROJECT_SOURCE_DIR}/cmake/package/AttngenUserModifiers.cmake
+        ${PROJECT_SOURCE_DIR}/cmake/package/modifiers_plugin.cpp.in
         ${PROJECT_SOURCE_DIR}/cmake/package/kernel.cpp.in
         ${PROJECT_SOURCE_DIR}/cmake/package/kernel.h.in
         DESTINATION ${ATTNGEN_INSTALL_CMAKEDIR})
@@ -126,9 +133,10 @@ install(FILES
 export(EXPORT attngenTargets NAMESPACE attngen:: FILE ${PROJECT_BINARY_DIR}/attngenTargets.cmake)
 set(ATTNGEN_TUNING_DIR "${PROJECT_SOURCE_DIR}/tuning")
 set(ATTNGEN_MODULE_DIR "${PROJECT_SOURCE_DIR}/cmake/package")
+set(ATTNGEN_DSL_INCLUDE_DIR "${PROJECT_SOURCE_DIR}/generators/dsl")
 configure_package_config_file(
     ${PROJECT_SOURCE_DIR}/cmake/package/attngenConfig.cmake.in
     ${PROJECT_BINARY_DIR}/attngenConfig.cmake
     INSTALL_DESTINATION .
     INSTALL_PREFIX ${PROJECT_BINARY_DIR}
-    PATH_VARS ATTNGEN_TUNING_DIR ATTNGEN_MODULE_DIR)
+    PATH_VARS ATTNGEN_TUNING_DIR ATTNGEN_MODULE_DIR ATTNGEN_DSL_INCLUDE_DIR)

@@ -3,12 +3,17 @@
 // probs [B, H, Nq, Nk]. The variant (generator parameter "variant", a spec) says everything
 // else: mask, score modifiers, specialized extents, schedule and tuning;
 // pipeline/attention_pipeline.h builds it. Each modifier of the variant adds its inputs
-// (pipeline::ModifierInputs names them), which the runtime passes by name.
+// (pipeline::ModifierInputs names them), which the runtime passes by name; so does each extra
+// input of a user's modifiers (generator parameter "inputs", user_modifier_registry.h).
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "Halide.h"
 #include "pipeline/attention_pipeline.h"
 #include "support.h"
+#include "user_modifier_registry.h"
 
 namespace attngen::generators {
 namespace {
@@ -19,6 +24,8 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
   public:
     GeneratorParam<std::string> variant_spec{"variant",
                                              "op:attention,mask:none,schedule:reference"};
+    // The extra inputs of a user's modifiers, name:type:rank joined by '+'; empty for none.
+    GeneratorParam<std::string> inputs_spec{"inputs", ""};
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -69,6 +76,28 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         if (variant_.score.softcap) softcap_ = add_input<float>("softcap");
         if (variant_.score.alibi) alibi_slopes_ = add_input<Buffer<float, 1>>("alibi_slopes");
         if (variant_.score.bias) bias_ = add_input<Buffer<float, 4>>("bias");
+        for (const ExtraInput &extra : parse_extra_inputs(inputs_spec)) {
+            if (!variant_.user_modified()) {
+                schedules::schedule_error("inputs are for user modifiers, and variant '" +
+                                          variant_.to_string() + "' has none");
+            }
+            check_extra_input_name(extra.name);
+            user_inputs_.emplace_back(extra.name,
+                                      add_input<Buffer<>>(extra.name, extra.type, extra.rank));
+        }
+    }
+
+    // An extra input must not take the name of another argument of the kernel.
+    void check_extra_input_name(const std::string &name) const {
+        for (const char *taken : {"q", "k", "v", "key_lengths", "scale", "out", "lse", "probs",
+                                  "window_left", "window_right", "prefix_lengths", "q_segments",
+                                  "kv_segments", "softcap", "alibi_slopes", "bias"}) {
+            if (name == taken) {
+                schedules::schedule_error("input '" + name +
+                                          "' takes the name of one of the "
+                                          "kernel's own arguments");
+            }
+        }
     }
 
     pipeline::ModifierInputs modifiers() const {
@@ -90,6 +119,10 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
         }
         if (alibi_slopes_ != nullptr) m.alibi_slopes = *alibi_slopes_;
         if (bias_ != nullptr) m.bias = *bias_;
+        if (!variant_.score_mod.empty())
+            m.user_score = registered_score_modifier(variant_.score_mod);
+        if (!variant_.mask_mod.empty()) m.user_mask = registered_mask_modifier(variant_.mask_mod);
+        for (const auto &[name, input] : user_inputs_) m.user_inputs.emplace_back(name, *input);
         return m;
     }
 
@@ -100,6 +133,7 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     Input<float> *softcap_ = nullptr;
     Input<Buffer<float, 1>> *alibi_slopes_ = nullptr;
     Input<Buffer<float, 4>> *bias_ = nullptr;
+    std::vector<std::pair<std::string, Input<Buffer<>> *>> user_inputs_;
     // Made in generate(), where the inputs and the target are known.
     std::optional<pipeline::AttentionPipeline> pipeline_;
 };

@@ -211,5 +211,21 @@ TEST(DispatchRules, TheKernelWithFewestUnusedModifiersTakesTheCall) {
               StatusCode::kNotFound);
 }
 
+TEST(DispatchRules, AKernelWithUserModifiersTakesOnlyTheCallsThatNameIt) {
+    KernelRequest call;
+    call.mask.causal = true;
+    for (const char *spec : {"op:attention,mask:causal,score_mod:t5_bias,schedule:cpu_fused",
+                             "op:attention,mask:causal,mask_mod:dilated,schedule:cpu_fused"}) {
+        const Kernel user = WithSpec(spec);
+        EXPECT_FALSE(fits(user.variant, call)) << spec;
+        const Kernel *chosen = nullptr;
+        EXPECT_EQ(choose_kernel(
+                      call, "cpu_fused", {user}, [](const Kernel &) { return true; }, &chosen)
+                      .code(),
+                  StatusCode::kNotFound)
+            << spec;
+    }
+}
+
 }  // namespace
 }  // namespace attngen::detail

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attngen/attngen.h"
@@ -142,6 +143,26 @@ TEST_P(ModifierTest, PackedDocumentsWithoutCausal) {
     Check(c);
 }
 
+// Enough keys for several blocks of every fused kernel (64 to 256 keys), so that the blocks of
+// other documents are skipped; and segments that do not come in runs along the sequence, where
+// the walk must still find every live block.
+TEST_P(ModifierTest, PackedDocumentsSkipTheBlocksOfOtherDocuments) {
+    for (const auto &[nq, nk, length] :
+         {std::tuple{1100, 1100, 200}, std::tuple{90, 1100, 300}, std::tuple{1, 1000, 130}}) {
+        AttentionCase c = Make(1, 2, nq, nk, 16);
+        c.causal = true;
+        SetDocuments(&c, length);
+        SCOPED_TRACE("nq " + std::to_string(nq) + " nk " + std::to_string(nk));
+        Check(c);
+    }
+    AttentionCase interleaved = Make(1, 1, 300, 900, 16);
+    interleaved.causal = true;
+    interleaved.kinds.segments = true;
+    for (int64_t j = 0; j < 900; j++) interleaved.modifiers.kv_segments.push_back((j / 70) % 3);
+    for (int64_t i = 0; i < 300; i++) interleaved.modifiers.q_segments.push_back(i % 2);
+    Check(interleaved);
+}
+
 TEST_P(ModifierTest, RowsEmptiedByAWindowOrASegmentGiveZeros) {
     // Keys of segment 7 only: the queries of other segments have no allowed key.
     AttentionCase c = Make(1, 1, 20, 20, 16);
@@ -270,6 +291,16 @@ TEST_F(ModifierValidation, OneSideOfSegments) {
 TEST_F(ModifierValidation, NegativeWindow) {
     args.modifiers.window_left = -1;
     ExpectRefused("window_left is -1; a window side must be >= 0");
+}
+
+TEST_F(ModifierValidation, ExtraInputWithoutAKernelOfUserModifiers) {
+    args.modifiers.inputs.emplace("t5_table", TensorView::f32(floats.data(), {2, 32}));
+    ExpectRefused("input 't5_table' is for a kernel with user-written modifiers");
+}
+
+TEST_F(ModifierValidation, ExtraInputOfAnUnsupportedType) {
+    args.modifiers.inputs.emplace("strides", TensorView::i64(ints.data(), {2}));
+    ExpectRefused("strides has dtype int64, expected float32 or int32");
 }
 
 TEST_F(ModifierValidation, PrefixLengthsWithoutCausal) {

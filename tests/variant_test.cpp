@@ -94,6 +94,9 @@ TEST(Variant, RefusesWhatItCannotRead) {
         {"op:attention,schedule:x,mask:prefix", "mask kind prefix widens the causal mask"},
         {"op:mha,schedule:x,mask:window", "apply to op attention only"},
         {"op:scores,schedule:x,score:bias", "apply to op attention only"},
+        {"op:attention,schedule:x,score_mod:t5-bias", "score_mod must name a C++ function"},
+        {"op:attention,schedule:x,mask_mod:9lives", "mask_mod must name a C++ function"},
+        {"op:mha,schedule:x,mask_mod:dilated", "apply to op attention only"},
     };
     for (const auto &[spec, why] : cases) {
         const std::string message = Refusal(spec);
@@ -120,6 +123,20 @@ TEST(Variant, ModifiersRoundTripInOneOrder) {
               "schedule:cpu_fused");
     EXPECT_EQ(Parsed(v.to_string()), v);
     EXPECT_FALSE(Parsed("op:attention,schedule:x,score:none").score.any());
+}
+
+TEST(Variant, UserModifiersAreNamedAfterTheBuiltInOnes) {
+    const Variant v = Parsed(
+        "op:attention,mask_mod:dilated,schedule:cpu_fused,score_mod:t5_bias,mask:causal,"
+        "score:softcap");
+    EXPECT_EQ(v.score_mod, "t5_bias");
+    EXPECT_EQ(v.mask_mod, "dilated");
+    EXPECT_TRUE(v.user_modified());
+    EXPECT_EQ(v.to_string(),
+              "op:attention,storage:f32,mask:causal,score:softcap,score_mod:t5_bias,"
+              "mask_mod:dilated,schedule:cpu_fused");
+    EXPECT_EQ(Parsed(v.to_string()), v);
+    EXPECT_FALSE(Parsed("op:attention,schedule:x").user_modified());
 }
 
 }  // namespace

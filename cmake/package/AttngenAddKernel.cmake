@@ -6,6 +6,8 @@
 #                      [MASK none|<kinds>] [SCORE none|<modifiers>] [PROBS]
 #                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n]
 #                      [MAX_QUERIES n] [MIN_KEYS n]
+#                      [SCORE_MOD file.cpp:function] [MASK_MOD file.cpp:function]
+#                      [INPUTS name:type:rank...]
 #                      [SCHEDULE <name>|TUNED] [TUNING "name=value,..."]
 #                      [TARGETS <Halide target>...] [CUDA [CUDA_CAPABILITY nn]]
 #                      [KEYS_ESTIMATE n])
@@ -20,6 +22,10 @@
 #               (prefix-LM, with causal), segments (packed documents); key_lengths are honoured
 #               by every kernel. attngen/modifiers.h states each kind exactly.
 #   SCORE       none (the default) or score modifiers joined by '+': softcap, alibi, bias
+#   SCORE_MOD, MASK_MOD, INPUTS
+#               user-written modifiers and the extra tensors they read (OP attention;
+#               AttngenUserModifiers.cmake, docs/modifiers.md). The runtime never dispatches to
+#               such a kernel by itself: calls name it and pass Modifiers::inputs by name.
 #   PROBS       the kernel also writes the probabilities (OP attention)
 #   HEADS, KV_HEADS, D_K, D_V
 #               specialize the kernel to these values; left out, it reads them from the buffers
@@ -54,11 +60,12 @@
 # What the including build provides: attngen_TARGETS (the default targets), attngen_RUNTIME_CUDA
 # (whether the shared Halide runtime has CUDA support), attngen_TUNING_DIR, attngen_MODULE_DIR
 # (this folder), attngen_GENERATORS (the generator executable's target), attngen_HALIDE_RUNTIME
-# (the shared Halide runtime's target; empty: the first kernel makes it) and attngen_OWN_BUILD
-# (true in attngen's own build).
+# (the shared Halide runtime's target; empty: the first kernel makes it), attngen_DSL_INCLUDE_DIR
+# (where attngen/user_modifiers.h is) and attngen_OWN_BUILD (true in attngen's own build).
 
 include("${CMAKE_CURRENT_LIST_DIR}/AttngenTuningDatabase.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/AttngenKernelOptions.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/AttngenUserModifiers.cmake")
 
 # The C++ expression that makes the attngen::Kernel of a compiled kernel, for the registry of
 # attngen's own build and for the <name>_kernel.cpp of another project's kernel.
@@ -90,6 +97,11 @@ function(attngen_add_kernel)
     if (K_OP MATCHES "^(attention|mha)$")
         set(generator ${K_OP})
     endif ()
+    _attngen_user_modifier_plugin(plugin ${K_NAME} K)
+    set(params "variant=${K_SPEC}")
+    if (K_INPUTS_PARAM)
+        list(APPEND params "inputs=${K_INPUTS_PARAM}")
+    endif ()
     add_halide_library(${K_NAME}
         FROM ${attngen_GENERATORS}
         GENERATOR ${generator}
@@ -98,7 +110,8 @@ function(attngen_add_kernel)
         FEATURES user_context
         ${use_runtime}
         ${autoscheduler}
-        PARAMS "variant=${K_SPEC}")
+        ${plugin}
+        PARAMS ${params})
     if (NOT runtime)
         set_property(GLOBAL PROPERTY ATTNGEN_HALIDE_RUNTIME "${K_NAME}.runtime")
     endif ()

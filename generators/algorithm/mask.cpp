@@ -68,13 +68,28 @@ KeyMask define_key_mask(const MaskSpec &spec, const MaskInputs &in, const Expr &
     } else {
         mask.dense_end = mask.end;
     }
-    if (spec.segments) {
-        // Indices clamped for bounds inference, which does not see that the range test guards
-        // this one: rows past Nq (whole vectors of queries) and keys past Nk (whole key blocks)
-        // are computed and never used.
+    // Indices clamped for bounds inference, which does not see that the range test guards
+    // the per-key tests: rows past Nq (whole vectors of queries) and keys past Nk (whole key
+    // blocks) are computed and never used.
+    const Expr row = Halide::clamp(v.i, 0, nq - 1), key = Halide::clamp(v.j, 0, nk - 1);
+    Expr allowed;
+    if (spec.segments) allowed = in.q_segments(row, v.b) == in.kv_segments(key, v.b);
+    if (in.user_allowed) {
+        const Expr user = in.user_allowed(key, row, v.b);
+        allowed = allowed.defined() ? allowed && user : user;
+    }
+    if (allowed.defined()) {
         mask.allowed = Func("key_allowed");
-        mask.allowed(v.j, v.i, v.b) = in.q_segments(Halide::clamp(v.i, 0, nq - 1), v.b) ==
-                                      in.kv_segments(Halide::clamp(v.j, 0, nk - 1), v.b);
+        mask.allowed(v.j, v.i, v.b) = allowed;
+    }
+    if (in.user_bounds) {
+        // Defined over the clamped row, as the user's expressions may read tensors by it, and
+        // clamped into [0, nk] like every bound here.
+        const auto [begin, end] = in.user_bounds(row, v.b);
+        mask.bound_begin = Func("user_key_begin");
+        mask.bound_begin(v.i, v.b) = Halide::clamp(begin, 0, nk);
+        mask.bound_end = Func("user_key_end");
+        mask.bound_end(v.i, v.b) = Halide::clamp(end, 0, nk);
     }
     return mask;
 }
@@ -91,7 +106,7 @@ Expr KeyMask::allows(const Expr &j, const Expr &i, const Expr &b) const {
 
 std::vector<Func> KeyMask::funcs() const {
     std::vector<Func> list;
-    for (const Func &f : {end, begin, dense_begin, dense_end}) {
+    for (const Func &f : {end, begin, dense_begin, dense_end, bound_begin, bound_end}) {
         const bool seen = std::any_of(list.begin(), list.end(),
                                       [&](const Func &g) { return g.name() == f.name(); });
         if (f.defined() && !seen) list.push_back(f);

@@ -56,6 +56,11 @@ struct KeyMask {
     // allowed(j, i, b): the per-key test within the range; undefined where the range says it all.
     // Never computed apart (funcs() leaves it out): it is inlined into each reduction's predicate.
     Halide::Func allowed;
+    // [bound_begin(i, b), bound_end(i, b)): the keys that a user's mask modifier says query i can
+    // see at most, each non-decreasing in i (attngen/user_modifiers.h, KeyRule); undefined where
+    // it states none. allowed already refuses the keys outside; the online formulation uses the
+    // bounds to skip blocks of keys.
+    Halide::Func bound_begin, bound_end;
 
     // Whether the range varies by query, so that reductions get bands besides the dense part.
     bool has_band() const { return spec.varies_by_query(); }
@@ -75,6 +80,10 @@ struct MaskInputs {
     Halide::Expr window_left, window_right;  // L and R, int32 >= 0 (window).
     Halide::Func prefix_lengths;             // prefix_lengths(b) (prefix).
     Halide::Func q_segments, kv_segments;    // q_segments(i, b), kv_segments(j, b) (segments).
+    // A user-written mask modifier: allowed(j, i, b) for j in [0, nk) and i in [0, nq), and
+    // optionally the bounds (i, b) -> {begin, end} of the keys of query i (KeyMask::bound_begin).
+    std::function<Halide::Expr(Halide::Expr, Halide::Expr, Halide::Expr)> user_allowed;
+    std::function<std::pair<Halide::Expr, Halide::Expr>(Halide::Expr, Halide::Expr)> user_bounds;
 };
 
 // The mask of a spec. Lengths are clamped to [0, nk] so that a bad length cannot make the

@@ -1,5 +1,6 @@
 #include "online_attention.h"
 
+#include <functional>
 #include <limits>
 
 #include "dims.h"
@@ -16,7 +17,8 @@ using Halide::Var;
 OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const Func &v,
                                              const KeyMask &mask, const AttentionShape &shape,
                                              const Expr &scale, int key_block, int query_group,
-                                             int key_splits, const ScoreModifier &modifier) {
+                                             int key_splits, bool skip_empty_blocks,
+                                             const ScoreModifier &modifier) {
     const Dims &x = dims();
     const Var t("t");
     const int T = key_block;
@@ -88,18 +90,81 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     const Expr row = g * G + ii;
     f.query_group = G;
     f.key_splits = key_splits;
+    // A user's mask modifier may bound each query's keys too (mask.h, bound_begin and bound_end,
+    // non-decreasing in the query like the mask's own range).
+    Expr group_end = f.mask.end(group_last, x.b), group_begin;
+    if (f.mask.bound_end.defined()) {
+        group_end = Halide::min(group_end, f.mask.bound_end(group_last, x.b));
+    }
+    if (f.mask.begin.defined()) group_begin = f.mask.begin(g * G, x.b);
+    if (f.mask.bound_begin.defined()) {
+        const Expr bound = f.mask.bound_begin(g * G, x.b);
+        group_begin = group_begin.defined() ? Halide::max(group_begin, bound) : bound;
+    }
     f.group_end = Func("group_end");
-    f.group_end(g, x.b) = f.mask.end(group_last, x.b);
-    if (f.mask.begin.defined()) {
+    f.group_end(g, x.b) = group_end;
+    if (group_begin.defined()) {
         f.group_begin = Func("group_begin");
-        f.group_begin(g, x.b) = f.mask.begin(g * G, x.b);
+        f.group_begin(g, x.b) = group_begin;
     }
     // A block is walked if it starts before the group's last allowed key and ends after its first.
-    auto walks = [&](const Expr &block) {
+    auto in_range = [&](const Expr &block) {
         const Expr starts_before_end = block * T < f.group_end(g, x.b);
         if (!f.group_begin.defined()) return starts_before_end;
         return starts_before_end && (block + 1) * T > f.group_begin(g, x.b);
     };
+    // With a per-key test (segments, a user's mask) and a schedule that asks for it, the walk
+    // goes over the in-range blocks that hold an allowed key of one of the group's queries only,
+    // listed in order: packed documents and user masks then cost what their allowed blocks do.
+    // Each block in range is tested once per group for every head, G x T cheap comparisons
+    // (vectorized over folds of kFold keys) against the G x T x (d_k + d_v) multiply-adds that
+    // walking it costs each head.
+    const Expr num_blocks = (shape.nk + T - 1) / T;
+    Expr walk_count;                                 // Blocks to walk, of group g.
+    std::function<Expr(const Expr &)> walked_block;  // The n-th of them.
+    if (skip_empty_blocks && f.mask.allowed.defined()) {
+        // Folds of 16 keys fill a vector of any of the CPU targets; a block of another size
+        // is tested a key at a time.
+        const int kFold = T % 16 == 0 ? 16 : 1;
+        const Var lane("lane");
+        f.key_live_fold = RDom(0, T / kFold, 0, G, "key_live_fold");
+        const RDom &fold = f.key_live_fold;
+        f.key_live_fold.where(g * G + fold.y < shape.nq && in_range(t));
+        f.key_live = Func("key_live");
+        f.key_live(lane, t, g, x.b) = Expr(uint8_t{0});
+        f.key_live(lane, t, g, x.b) =
+            Halide::select(f.mask.allows(t * T + fold.x * kFold + lane, g * G + fold.y, x.b),
+                           Expr(uint8_t{1}), f.key_live(lane, t, g, x.b));
+        const RDom lanes(0, kFold, "block_live_lanes");
+        f.block_live = Func("block_live");
+        f.block_live(t, g, x.b) = Expr(uint8_t{0});
+        f.block_live(t, g, x.b) =
+            Halide::max(f.block_live(t, g, x.b), f.key_live(lanes, t, g, x.b));
+        // block_position(t): how many walked blocks precede block t; the list inverts it.
+        RDom later(1, num_blocks - 1, "block_position_scan");
+        f.block_position = Func("block_position");
+        f.block_position(t, g, x.b) = 0;
+        f.block_position(later, g, x.b) = f.block_position(later - 1, g, x.b) +
+                                          Halide::cast<int>(f.block_live(later - 1, g, x.b));
+        f.walk_count = Func("walk_count");
+        f.walk_count(g, x.b) = f.block_position(num_blocks - 1, g, x.b) +
+                               Halide::cast<int>(f.block_live(num_blocks - 1, g, x.b));
+        RDom live(0, num_blocks, "walk_list_fill");
+        live.where(f.block_live(live, g, x.b) != 0);
+        const Var n("n");
+        f.walk_list = Func("walk_list");
+        f.walk_list(n, g, x.b) = 0;
+        f.walk_list(Halide::clamp(f.block_position(live, g, x.b), 0, num_blocks - 1), g, x.b) =
+            live;
+        walk_count = f.walk_count(g, x.b);
+        walked_block = [&f, num_blocks, g, &x](const Expr &index) {
+            return Halide::clamp(f.walk_list(index, g, x.b), 0, num_blocks - 1);
+        };
+    }
+    auto walks = [&](const Expr &index) {
+        return walk_count.defined() ? index < walk_count : in_range(index);
+    };
+    auto block_at = [&](const Expr &index) { return walked_block ? walked_block(index) : index; };
     // Folds a partial result (its maximum, sum and weighted values) into a running state.
     auto merge = [&](const Tuple &state, const Expr &bm, const Expr &bl, const Expr &bacc) {
         const Expr m = state[0], l = state[1], acc = state[2];
@@ -108,23 +173,24 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         return Tuple(m_new, l * alpha + bl * beta, acc * alpha + bacc * beta);
     };
     const Tuple empty(lowest, 0.0f, 0.0f);
-    const Expr num_blocks = (shape.nk + T - 1) / T;
     f.running_grouped = Func("running_grouped");
     f.running_grouped(x.e, ii, g, x.h, x.b) = empty;
     if (key_splits <= 1) {
         f.blocks = RDom(0, num_blocks, "blocks");
         f.blocks.where(walks(f.blocks));
+        const Expr block = block_at(f.blocks);
         f.running_grouped(x.e, ii, g, x.h, x.b) =
-            merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(f.blocks, row, x.h, x.b),
-                  f.block_sum(f.blocks, row, x.h, x.b), f.block_acc(x.e, f.blocks, row, x.h, x.b));
+            merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(block, row, x.h, x.b),
+                  f.block_sum(block, row, x.h, x.b), f.block_acc(x.e, block, row, x.h, x.b));
     } else {
         // Split keys (flash-decoding): split c merges its own run of blocks from an empty state,
         // and the splits' results are merged in order. The merge is the same operation in both
         // places, so the result is the one of a single walk up to rounding.
         const Expr blocks_per_split = (num_blocks + key_splits - 1) / key_splits;
         f.blocks = RDom(0, blocks_per_split, "blocks");
-        const Expr block = c * blocks_per_split + f.blocks;
-        f.blocks.where(walks(block));
+        const Expr index = c * blocks_per_split + f.blocks;
+        f.blocks.where(walks(index));
+        const Expr block = block_at(index);
         f.split_state = Func("split_state");
         f.split_state(x.e, ii, c, g, x.h, x.b) = empty;
         f.split_state(x.e, ii, c, g, x.h, x.b) =

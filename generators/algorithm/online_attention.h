@@ -35,6 +35,14 @@ struct OnlineAttentionFuncs {
     // group_begin(g, b), group_end(g, b): the allowed keys of group g lie between its first
     // query's begin and its last query's end (mask.h: neither decreases with the query).
     Halide::Func group_begin, group_end;
+    // For a mask with a per-key test (segments, a user's mask) when the schedule asked to skip
+    // empty blocks (undefined otherwise): block_live(t, g, b), whether key block t is in group
+    // g's range and holds an allowed key of one of its queries, from key_live(lane, t, g, b),
+    // the same for the keys of the block at one lane of a fold of 16; block_position(t, g, b),
+    // the number of live blocks before t; walk_count(g, b) and walk_list(n, g, b), the live
+    // blocks in order, which the walk visits instead of every block in range.
+    Halide::Func key_live, block_live, block_position, walk_count, walk_list;
+    Halide::RDom key_live_fold;  // key_live's update: folds of a block's keys x group's queries.
     // running_grouped(e, ii, g, h, b) = Tuple(m, l, acc) of query g * G + ii, merged over the
     // blocks t; running(e, i, h, b) is the same indexed by query.
     Halide::Func running_grouped, running;
@@ -53,12 +61,14 @@ struct OnlineAttentionFuncs {
 
 // key_block: keys per block; query_group: queries per group (a divisor or multiple of the
 // schedule's tiles); key_splits: S > 1 splits each group's walk over the keys into S runs that a
-// schedule can compute in parallel (decode steps). All three are a schedule's choices, fixed
-// when the kernel is generated.
+// schedule can compute in parallel (decode steps); skip_empty_blocks: test each block for an
+// allowed key first (block_live), which the schedule must then compute. All are a schedule's
+// choices, fixed when the kernel is generated.
 OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
                                              const Halide::Func &v, const KeyMask &mask,
                                              const AttentionShape &shape, const Halide::Expr &scale,
                                              int key_block, int query_group, int key_splits,
+                                             bool skip_empty_blocks,
                                              const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

@@ -20,15 +20,14 @@ Expr tanh_by_exp2(const Expr &x) {
     series = series * x2 + 2.0f / 15.0f;
     series = series * x2 - 1.0f / 3.0f;
     series = magnitude + magnitude * x2 * series;
-    const Expr tanh_magnitude =
-        Halide::select(magnitude < 0.25f, series, (1.0f - t) / (1.0f + t));
+    const Expr tanh_magnitude = Halide::select(magnitude < 0.25f, series, (1.0f - t) / (1.0f + t));
     const Expr sign = Halide::reinterpret<uint32_t>(x) & Expr(uint32_t{0x80000000});
     return Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(tanh_magnitude) | sign);
 }
 
 ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in, const Expr &nq,
                                     const Expr &nk) {
-    if (!spec.any()) return {};
+    if (!spec.any() && !in.user) return {};
     return [spec, in, nq, nk](const Expr &s, const Expr &j, const Expr &i, const Expr &h,
                               const Expr &b) {
         Expr score = s;
@@ -44,6 +43,11 @@ ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in
         }
         if (spec.bias) {
             score += in.bias(Halide::clamp(j, 0, nk - 1), Halide::clamp(i, 0, nq - 1), h, b);
+        }
+        // Clamped like the bias's indices: rows and keys past the ends are computed by some
+        // schedules and never used, and a user's table lookup must not read past its tensor.
+        if (in.user) {
+            score = in.user(score, Halide::clamp(j, 0, nk - 1), Halide::clamp(i, 0, nq - 1), h, b);
         }
         return score;
     };

@@ -28,10 +28,13 @@ struct ScoreInputs {
     Halide::Expr softcap;       // C > 0, float32; 0 turns the cap off.
     Halide::Func alibi_slopes;  // alibi_slopes(h), float32.
     Halide::Func bias;          // bias(j, i, h, b), float32; the runtime broadcasts it.
+    // A user-written modifier (attngen/user_modifiers.h), applied after the built-in ones; it
+    // receives i and j clamped into [0, nq) and [0, nk). Empty for none.
+    ScoreModifier user;
 };
 
-// The modifier of a spec; empty where the spec has none. nq and nk give p(i), and bound the
-// indices read from the bias (rows and keys past the ends are computed by some schedules and
+// The modifier of a spec and a user's; empty where there is neither. nq and nk give p(i), and bound
+// the indices read from the bias (rows and keys past the ends are computed by some schedules and
 // never used).
 ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &inputs,
                                     const Halide::Expr &nq, const Halide::Expr &nk);

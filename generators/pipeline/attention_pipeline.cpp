@@ -1,6 +1,7 @@
 #include "attention_pipeline.h"
 
 #include "algorithm/mask.h"
+#include "user_modifiers_adapter.h"
 
 namespace attngen::pipeline {
 
@@ -21,6 +22,7 @@ std::vector<Halide::ImageParam> ModifierInputs::buffers() const {
          {prefix_lengths, q_segments, kv_segments, alibi_slopes, bias}) {
         if (p.defined()) list.push_back(p);
     }
+    for (const auto &input : user_inputs) list.push_back(input.second);
     return list;
 }
 
@@ -62,13 +64,16 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     shape.heads = param_or(variant.heads, in.q.dim(2).extent());
     shape.kv_heads = param_or(variant.kv_heads, in.k.dim(2).extent());
     const ModifierInputs &m = in.modifiers;
+    const UserModifiers user(m, shape.nq, shape.nk);
+    algorithm::MaskInputs mask_inputs{in.key_lengths,   m.window_left, m.window_right,
+                                      m.prefix_lengths, m.q_segments,  m.kv_segments};
+    user.add_to(&mask_inputs);
     const algorithm::KeyMask mask =
-        algorithm::define_key_mask(variant.mask,
-                                   {in.key_lengths, m.window_left, m.window_right, m.prefix_lengths,
-                                    m.q_segments, m.kv_segments},
-                                   shape.nq, shape.nk);
-    const algorithm::ScoreModifier modifier = algorithm::define_score_modifier(
-        variant.score, {m.softcap, m.alibi_slopes, m.bias}, shape.nq, shape.nk);
+        algorithm::define_key_mask(variant.mask, mask_inputs, shape.nq, shape.nk);
+    algorithm::ScoreInputs score_inputs{m.softcap, m.alibi_slopes, m.bias};
+    user.add_to(&score_inputs);
+    const algorithm::ScoreModifier modifier =
+        algorithm::define_score_modifier(variant.score, score_inputs, shape.nq, shape.nk);
     if (!autoscheduled) {
         schedule_ = &schedules::schedule_or_error(variant.schedule);
         ctx_ = schedules::make_context(target, variant);
@@ -76,9 +81,9 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     }
     if (online_) {
         const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
-        online_funcs_ = algorithm::define_online_attention(in.q, in.k, in.v, mask, shape, in.scale,
-                                                           layout.key_block, layout.query_group,
-                                                           layout.key_splits, modifier);
+        online_funcs_ = algorithm::define_online_attention(
+            in.q, in.k, in.v, mask, shape, in.scale, layout.key_block, layout.query_group,
+            layout.key_splits, layout.skip_empty_blocks, modifier);
     } else {
         composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale, modifier);
     }

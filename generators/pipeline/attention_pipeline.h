@@ -7,11 +7,14 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "Halide.h"
 #include "algorithm/attention.h"
 #include "algorithm/online_attention.h"
+#include "attngen/user_modifiers.h"
 #include "attngen/variant.h"
 #include "schedule.h"
 
@@ -27,6 +30,11 @@ struct ModifierInputs {
     Halide::Expr softcap;                        // float32 "softcap".
     Halide::ImageParam alibi_slopes;             // float32 [H] "alibi_slopes".
     Halide::ImageParam bias;                     // float32 [B, H, Nq, Nk], broadcast by strides.
+    // A user's modifiers (attngen/user_modifiers.h; null for none) and the extra inputs they
+    // read, by name.
+    ScoreModifierFunction user_score = nullptr;
+    MaskModifierFunction user_mask = nullptr;
+    std::vector<std::pair<std::string, Halide::ImageParam>> user_inputs;
 
     // The buffer inputs among them that are defined.
     std::vector<Halide::ImageParam> buffers() const;

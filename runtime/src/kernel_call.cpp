@@ -1,6 +1,7 @@
 #include "kernel_call.h"
 
 #include <cstring>
+#include <string>
 
 namespace attngen::detail {
 
@@ -8,6 +9,14 @@ namespace {
 
 // The name Halide gives the user context argument of a kernel compiled with user_context.
 constexpr const char *kUserContext = "__user_context";
+
+std::string type_name(halide_type_t type) {
+    const char *kind = type.code == halide_type_float  ? "float"
+                       : type.code == halide_type_int  ? "int"
+                       : type.code == halide_type_uint ? "uint"
+                                                       : "handle";
+    return kind + std::to_string(type.bits);
+}
 
 }  // namespace
 
@@ -39,6 +48,15 @@ Status KernelCall::buffer(const char *name, halide_buffer_t *buffer) {
     if (arg == nullptr) {
         return Status::InvalidArgument("kernel " + kernel_.name + " takes no buffer named '" +
                                        name + "'");
+    }
+    // Every buffer the runtime passes has the type and rank that its name promises; this holds
+    // the extra inputs of user-written modifiers, which come from the caller, to the kernel's.
+    const halide_type_t want = arg->type, got = buffer->type;
+    if (got.code != want.code || got.bits != want.bits || buffer->dimensions != arg->dimensions) {
+        return Status::InvalidArgument("kernel " + kernel_.name + " takes '" + name + "' as " +
+                                       type_name(want) + " of rank " +
+                                       std::to_string(arg->dimensions) + ", got " + type_name(got) +
+                                       " of rank " + std::to_string(buffer->dimensions));
     }
     argv_[arg - metadata_->arguments] = buffer;
     return Status::Ok();

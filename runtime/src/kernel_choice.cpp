@@ -21,7 +21,8 @@ std::string describe(const KernelRequest &r, const std::string &schedule) {
 }
 
 bool fits(const Variant &v, const KernelRequest &r) {
-    return v.op == r.op && v.storage == r.storage && v.mask.covers(r.mask) &&
+    // A user-written modifier changes what the kernel computes in a way no request describes.
+    return !v.user_modified() && v.op == r.op && v.storage == r.storage && v.mask.covers(r.mask) &&
            v.score.covers(r.score) && v.probs == r.probs && matches(v.heads, r.heads) &&
            matches(v.kv_heads, r.kv_heads) && matches(v.d_k, r.d_k) && matches(v.d_v, r.d_v) &&
            (v.max_queries == 0 || r.queries <= v.max_queries) &&

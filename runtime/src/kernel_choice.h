@@ -32,7 +32,8 @@ std::string describe(const KernelRequest &request, const std::string &schedule);
 
 // Whether the variant computes what the call asks (op, storage, outputs, a mask and score
 // modifiers that cover the call's) and its specializations match the call's extents, query and
-// key bounds included.
+// key bounds included. Never a kernel with a user-written modifier: only a call that names it
+// knows what it computes.
 bool fits(const Variant &variant, const KernelRequest &request);
 
 // Between two kernels that both fit a call: the one with fewer modifiers the call does not use

@@ -145,6 +145,20 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
         }
         mask_.segments = true;
     }
+    for (const auto &[name, view] : own.inputs) {
+        // Extra inputs have rank 1 to 4 (attngen_add_kernel's INPUTS); their dims have no names.
+        static const char *const kDims[] = {"", "", "", ""};
+        if (view.rank < 1 || view.rank > 4) {
+            return invalid("input '" + name + "' has rank " + std::to_string(view.rank) +
+                           "; extra inputs have rank 1 to 4");
+        }
+        NamedView input{name.c_str(), view, {kDims, kDims + view.rank}};
+        ATTNGEN_RETURN_IF_ERROR(check_view(input, {DType::kFloat32, DType::kInt32}));
+        if (view.device != Device::kCpu) {
+            return invalid("input '" + name + "' is in device memory; pass it in host memory");
+        }
+        inputs_.push_back(input);
+    }
     return Status::Ok();
 }
 
@@ -199,6 +213,16 @@ Status CallModifiers::bind(const Variant &kernel, KernelCall *call) {
                        .with_strides({0, 0, 0, 1});
         }
         ATTNGEN_RETURN_IF_ERROR(call->buffer("bias", keep(bias)));
+    }
+    // A missing extra input is the kernel call's to report (KernelCall::run names it).
+    for (const auto &[name, view] : modifiers_.inputs) {
+        if (!kernel.user_modified()) {
+            return invalid("input '" + name +
+                           "' is for a kernel with user-written modifiers, "
+                           "which the call must name (attngen::attention(args, kernel)); the "
+                           "chosen kernel has none");
+        }
+        ATTNGEN_RETURN_IF_ERROR(call->buffer(name.c_str(), keep(view)));
     }
     return Status::Ok();
 }

@@ -14,7 +14,9 @@ constexpr int64_t kMaxBytes = std::numeric_limits<int32_t>::max();
 
 std::string dim_label(const NamedView &v, int dim) {
     std::string s = "shape[" + std::to_string(dim) + "]";
-    if (dim < static_cast<int>(v.dim_names.size())) s += " (" + std::string(v.dim_names[dim]) + ")";
+    if (dim < static_cast<int>(v.dim_names.size()) && v.dim_names[dim][0] != '\0') {
+        s += " (" + std::string(v.dim_names[dim]) + ")";
+    }
     return s;
 }
 

@@ -37,6 +37,16 @@ bool parse_count(const std::string &text, int *value) {
     return true;
 }
 
+// A C identifier: the name of a user-written modifier.
+bool is_identifier(const std::string &text) {
+    if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
+    for (char c : text) {
+        const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!letter && c != '_' && !(c >= '0' && c <= '9')) return false;
+    }
+    return true;
+}
+
 // The kinds of a mask and the modifiers of a score, by their names in specs, in spec order.
 constexpr std::pair<const char *, bool MaskSpec::*> kMaskKinds[] = {
     {"causal", &MaskSpec::causal},
@@ -149,6 +159,8 @@ std::string Variant::to_string() const {
     std::string s = std::string("op:") + op_name(op) + ",storage:" + storage_name(storage) +
                     ",mask:" + mask.to_string();
     if (score.any()) s += ",score:" + score.to_string();
+    if (!score_mod.empty()) s += ",score_mod:" + score_mod;
+    if (!mask_mod.empty()) s += ",mask_mod:" + mask_mod;
     if (probs) s += ",probs:yes";
     const std::pair<const char *, int> counts[] = {{"heads", heads},
                                                    {"kv_heads", kv_heads},
@@ -227,6 +239,13 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
         } else if (key == "score") {
             Status parsed = parse_kinds(spec, key, value, kScoreKinds, &v.score);
             if (!parsed.ok()) return parsed;
+        } else if (key == "score_mod" || key == "mask_mod") {
+            if (!is_identifier(value)) {
+                return bad(spec, key +
+                                     " must name a C++ function (letters, digits and '_'), got '" +
+                                     value + "'");
+            }
+            (key == "score_mod" ? v.score_mod : v.mask_mod) = value;
         } else if (key == "probs") {
             if (value != "yes" && value != "no") return bad(spec, "probs must be yes or no");
             v.probs = value == "yes";
@@ -235,11 +254,11 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
         } else if (key == "tuned_for") {
             v.tuned_for = value;
         } else {
-            return bad(spec,
-                       "unknown key '" + key +
-                           "' (known: op, storage, mask, score, probs, heads, kv_heads, d_k, d_v, "
-                           "max_queries, min_keys, keys_estimate, schedule, tuned_for, "
-                           "tuning)");
+            return bad(spec, "unknown key '" + key +
+                                 "' (known: op, storage, mask, score, score_mod, mask_mod, probs, "
+                                 "heads, kv_heads, d_k, d_v, "
+                                 "max_queries, min_keys, keys_estimate, schedule, tuned_for, "
+                                 "tuning)");
         }
     }
     if (!has_op) return bad(spec, "it names no op");
@@ -258,11 +277,12 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
     if (v.mask.prefix && !v.mask.causal) {
         return bad(spec, "mask kind prefix widens the causal mask and needs causal");
     }
-    const bool modified = v.mask.window || v.mask.prefix || v.mask.segments || v.score.any();
+    const bool modified =
+        v.mask.window || v.mask.prefix || v.mask.segments || v.score.any() || v.user_modified();
     if (modified && v.op != Op::kAttention) {
         return bad(spec,
-                   "mask kinds other than causal and score modifiers apply to op attention "
-                   "only");
+                   "mask kinds other than causal, score modifiers and user modifiers apply to op "
+                   "attention only");
     }
     if (v.heads > 0 && v.kv_heads > 0 && v.heads % v.kv_heads != 0) {
         return bad(spec, "kv_heads " + std::to_string(v.kv_heads) + " does not divide heads " +

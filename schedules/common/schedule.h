@@ -145,6 +145,9 @@ class Schedule {
         int key_block = 64;    // Keys per block.
         int query_group = 32;  // Queries that walk the key blocks together.
         int key_splits = 1;    // Runs of key blocks merged separately (decode steps).
+        // Test each block for an allowed key before walking it, where the mask has a per-key
+        // test (OnlineAttentionFuncs::block_live, which the schedule then computes).
+        bool skip_empty_blocks = false;
     };
     virtual OnlineLayout online_layout(const Context &ctx) const {
         (void)ctx;

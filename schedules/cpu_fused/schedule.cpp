@@ -60,6 +60,7 @@ Schedule::OnlineLayout CpuFused::online_layout(const Context &ctx) const {
     layout.key_block = p.key_block;
     layout.query_group = p.query_vectors * ctx.vector_width();
     layout.key_splits = p.key_splits;
+    layout.skip_empty_blocks = true;
     return layout;
 }
 

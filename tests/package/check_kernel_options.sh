@@ -101,6 +101,14 @@ refuses "NAME k OP attention TARGETS arm-64-linux" \
     "target 'arm-64-linux' is arm-64-linux, but the attngen runtime"
 refuses "NAME k OP attention TARGETS host-cuda" "names CUDA features: write the CUDA option"
 refuses "NAME k OP attention CUDA_CAPABILITY 80" "CUDA_CAPABILITY needs the CUDA option"
+# User-written modifiers (modifier.cpp beside the probe project's CMakeLists.txt).
+accepts "NAME k OP attention SCORE_MOD modifier.cpp:scaled INPUTS table:f32:2 TARGETS host"
+refuses "NAME k OP attention SCORE_MOD modifier.cpp" "SCORE_MOD must be file.cpp:function"
+refuses "NAME k OP attention MASK_MOD missing.cpp:rule" "MASK_MOD: no file"
+refuses "NAME k OP mha SCORE_MOD modifier.cpp:scaled" "SCORE_MOD applies to OP attention only"
+refuses "NAME k OP attention INPUTS table:f32:2" "INPUTS are read by user modifiers"
+refuses "NAME k OP attention SCORE_MOD modifier.cpp:scaled INPUTS table:f64:2" \
+    "INPUTS: 'table:f64:2' is not name:type:rank"
 # CUDA kernels need the shared Halide runtime to have CUDA support (ATTNGEN_RUNTIME_CUDA).
 if grep -q 'set(attngen_RUNTIME_CUDA TRUE)' "$config_dir/attngenConfig.cmake"; then
     accepts "NAME k OP attention CUDA TARGETS host"

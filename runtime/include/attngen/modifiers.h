@@ -15,7 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "attngen/tensor.h"
 
@@ -40,6 +42,11 @@ struct Modifiers {
     // [B, Nk], given together, each id within int32. Segments that do not decrease along the
     // sequence let the fused schedules skip the blocks of other documents.
     std::optional<TensorView> q_segments, kv_segments;
+    // The extra inputs of a kernel with user-written modifiers (attngen_add_kernel's INPUTS
+    // name:type:rank; docs/modifiers.md), by name, in host memory: float32 or int32 tensors of
+    // the declared type and rank, indexed by the modifier in the order of their dims. Only a
+    // call that names such a kernel (attngen::attention(args, kernel)) may pass them.
+    std::map<std::string, TensorView> inputs;
 
     // Whether any modifier is set.
     bool any() const {

@@ -4,6 +4,7 @@
 //
 //   op:attention,storage:f32,mask:causal,d_k:64,d_v:64,max_queries:8,schedule:cpu_fused
 //   op:attention,storage:f32,mask:causal+window,score:softcap+alibi,schedule:cpu_fused
+//   op:attention,storage:f32,mask:causal,score_mod:t5_bias,mask_mod:strided,schedule:cpu_fused
 //
 // Items are key:value pairs separated by commas, in any order; keys left out take their
 // defaults (below). tuning comes last and holds the schedule's parameters joined by '+'
@@ -83,6 +84,13 @@ struct Variant {
     DType storage = DType::kFloat32;
     MaskSpec mask;
     ScoreSpec score;
+    // User-written modifiers (docs/modifiers.md): the names under which a downstream project's
+    // attngen_add_kernel(SCORE_MOD file.cpp:function, MASK_MOD file.cpp:function) compiled a
+    // score and a mask modifier into the kernel, applied after the built-in ones; empty for
+    // none. Their extra inputs are kernel arguments that the call passes by name
+    // (Modifiers::inputs). Such a kernel serves only calls that name it: the dispatch never
+    // picks it, since no other call knows its modifiers.
+    std::string score_mod, mask_mod;
     // Whether an attention kernel also writes the probabilities.
     bool probs = false;
     // 0 where the kernel takes any value, read from the buffers at run time; otherwise the value
@@ -103,6 +111,9 @@ struct Variant {
     // The Halide target the tuning was measured for: in a kernel compiled for several targets,
     // only that target's code takes it, and the others keep the schedule's defaults. Empty: all.
     std::string tuned_for;
+
+    // Whether it has a user-written modifier.
+    bool user_modified() const { return !score_mod.empty() || !mask_mod.empty(); }
 
     // The spec, with every item that differs from the defaults (op, storage, mask and schedule
     // always, score where it is not none), in the order of the fields above.
