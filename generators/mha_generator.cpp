@@ -3,10 +3,13 @@
 // biases, key_lengths [B] -> y [B, Nq, d_out]. Self-attention passes x as memory.
 //
 // The head counts cannot be read from the buffers (only H*d_k can), so they are scalar inputs;
-// the head dims follow from them.
+// the head dims follow from them. Each modifier of the variant adds the inputs that the attention
+// generator's has (modifier_inputs.h), with x's rows as the queries, memory's as the keys and
+// num_heads as H.
 #include "Halide.h"
 #include "algorithm/mask.h"
 #include "algorithm/mha.h"
+#include "modifier_inputs.h"
 #include "support.h"
 
 namespace attngen::generators {
@@ -33,7 +36,10 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
 
     Output<Buffer<float, 3>> y{"y"};
 
-    void configure() { read_variant({Op::kMha}); }
+    void configure() {
+        read_variant({Op::kMha});
+        modifiers_.declare(this, variant_);
+    }
 
     void generate() {
         algorithm::MhaShape shape;
@@ -47,11 +53,13 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
         shape.d_model = x.dim(0).extent();
         shape.d_mem = memory.dim(0).extent();
         algorithm::MhaWeights weights{w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o};
+        const pipeline::ModifierInputs modifiers = modifiers_.values();
         const algorithm::KeyMask mask =
-            algorithm::define_key_mask(variant_.mask, {key_lengths}, a.nq, a.nk);
-        funcs_ = algorithm::define_mha(x, memory, weights, mask, shape, scale);
+            modifiers.key_mask(variant_.mask, key_lengths, a.nq, a.nk);
+        funcs_ = algorithm::define_mha(x, memory, weights, mask, shape, scale,
+                                       modifiers.score_modifier(variant_.score, a.nq, a.nk));
         y = funcs_.y;
-        constrain_buffers();
+        constrain_buffers(modifiers);
 
         x.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
         memory.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
@@ -61,6 +69,7 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
         num_heads.set_estimate(8);
         num_kv_heads.set_estimate(8);
         scale.set_estimate(0.125f);
+        modifiers.set_estimates(pipeline::Estimates::of(variant_));
         y.set_estimates({{0, 512}, {0, 1024}, {0, 1}});
     }
 
@@ -69,7 +78,8 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
     }
 
   private:
-    void constrain_buffers() {
+    void constrain_buffers(const pipeline::ModifierInputs &modifiers) {
+        for (Halide::ImageParam p : modifiers.buffers()) require_zero_mins(p);
         require_zero_mins(x);
         require_zero_mins(memory);
         for (auto *w : {&w_q, &w_k, &w_v, &w_o}) require_zero_mins(*w);
@@ -84,6 +94,7 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
         if (h > 0 && dv > 0) w_o.dim(1).set_extent(h * dv);
     }
 
+    ModifierGeneratorInputs modifiers_;
     algorithm::MhaFuncs funcs_;
 };
 

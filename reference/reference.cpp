@@ -154,7 +154,8 @@ std::vector<T> split_heads(const std::vector<T> &y, int64_t batch, int64_t n, in
 template <typename T>
 void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k, const T *w_v,
          const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
-         const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *y) {
+         const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *y,
+         const ModifierValues *values) {
     std::vector<T> qp(s.batch * s.nq * s.heads * s.d_k), kp(s.batch * s.nk * s.kv_heads * s.d_k),
         vp(s.batch * s.nk * s.kv_heads * s.d_v);
     projection(s.batch * s.nq, s.d_model, s.heads * s.d_k, x, w_q, b_q, qp.data());
@@ -166,7 +167,7 @@ void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *
     AttentionShape a{s.batch, s.heads, s.kv_heads, s.nq, s.nk, s.d_k, s.d_v};
     std::vector<T> o(s.batch * s.heads * s.nq * s.d_v);
     attention<T>(a, q.data(), k.data(), v.data(), key_lengths, mask, scale, o.data(), nullptr,
-                 nullptr);
+                 nullptr, values);
     // Concatenate heads in head order: [B, H, Nq, d_v] -> [B, Nq, H * d_v].
     std::vector<T> concat(o.size());
     for (int64_t b = 0; b < s.batch; b++)
@@ -186,7 +187,8 @@ void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *
     template void scores<T>(const AttentionShape &, const T *, const T *, T, T *);                \
     template void mha<T>(const MhaShape &, const T *, const T *, const T *, const T *, const T *, \
                          const T *, const T *, const T *, const T *, const T *,                   \
-                         const std::vector<int64_t> &, const MaskSpec &, T, T *);
+                         const std::vector<int64_t> &, const MaskSpec &, T, T *,                  \
+                         const ModifierValues *);
 
 ATTNGEN_INSTANTIATE(float)
 ATTNGEN_INSTANTIATE(double)

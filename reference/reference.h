@@ -64,10 +64,12 @@ struct MhaShape {
     int64_t heads = 1, kv_heads = 1, d_k = 1, d_v = 1;
 };
 
-// x [B, Nq, d_model], memory [B, Nk, d_mem] -> y [B, Nq, d_out].
+// x [B, Nq, d_model], memory [B, Nk, d_mem] -> y [B, Nq, d_out]; values: the modifiers of the
+// attention inside the layer (its queries the rows of x, its keys those of memory).
 template <typename T>
 void mha(const MhaShape &s, const T *x, const T *memory, const T *w_q, const T *w_k, const T *w_v,
          const T *w_o, const T *b_q, const T *b_k, const T *b_v, const T *b_o,
-         const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *y);
+         const std::vector<int64_t> &key_lengths, const MaskSpec &mask, T scale, T *y,
+         const ModifierValues *values = nullptr);
 
 }  // namespace attngen::reference

@@ -222,6 +222,28 @@ static void test_mha(void) {
           attngen_last_error());
     CHECK(memcmp(y, y_cross, sizeof y) == 0,
           "cross-attention on x itself differs from self-attention");
+    /* Modifiers of the inner attention: a window wider than the sequence changes nothing (it
+     * runs a kernel with modifiers), and slopes for 3 heads of a 2-head layer are refused. */
+    attngen_modifiers modifiers;
+    memset(&modifiers, 0, sizeof modifiers);
+    modifiers.has_window_left = 1;
+    modifiers.window_left = N;
+    status = attngen_mha_forward_modified(layer, &x_view, NULL, &y_cross_view, NULL, &modifiers);
+    CHECK(status == ATTNGEN_OK, "forward with a window: status %d: %s", (int)status,
+          attngen_last_error());
+    for (int64_t i = 0; i < N * D_MODEL; i++) {
+        CHECK(close_to(y_cross[i], want[i]), "with a window: y[%lld] = %.7g, reference %.7g",
+              (long long)i, y_cross[i], want[i]);
+    }
+    static float slopes[3];
+    const int64_t slopes_shape[] = {3};
+    const attngen_tensor slopes_view =
+        attngen_tensor_contiguous(slopes, ATTNGEN_FLOAT32, 1, slopes_shape);
+    modifiers.alibi_slopes = &slopes_view;
+    status = attngen_mha_forward_modified(layer, &x_view, NULL, &y_cross_view, NULL, &modifiers);
+    CHECK(status == ATTNGEN_INVALID_ARGUMENT &&
+              strstr(attngen_last_error(), "the head count H of the layer") != NULL,
+          "slopes of the wrong length: status %d: %s", (int)status, attngen_last_error());
     attngen_mha_destroy(layer);
     attngen_mha_destroy(NULL);
 
@@ -242,7 +264,8 @@ static void test_thread_settings(void) {
     CHECK(attngen_set_num_threads(0) == 3, "the count set before was not returned");
     CHECK(attngen_set_spin_wait_microseconds(0) == 1000, "the default spin time is not 1000 us");
     CHECK(attngen_set_spin_wait_microseconds(-1) == 0, "the spin time set before was not returned");
-    CHECK(attngen_set_spin_wait_microseconds(-1) == 1000, "a negative time did not restore 1000 us");
+    CHECK(attngen_set_spin_wait_microseconds(-1) == 1000,
+          "a negative time did not restore 1000 us");
 }
 
 int main(void) {

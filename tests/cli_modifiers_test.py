@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The modifier flags of `attngen attention` against a numpy float64 reference written here from
+"""The modifier flags of `attngen attention` and `attngen mha` against a numpy float64 reference written here from
 the semantics of runtime/include/attngen/modifiers.h, and their bad input: one line on stderr,
 exit code 2, no output file.
 
@@ -95,6 +95,41 @@ class CliModifierTest(unittest.TestCase):
                                     self.save("p.npy", prefix))
         expected = modified_reference(q, k, v, causal=True, prefix=prefix)
         self.assertLess(relative_error(out, expected), 1e-5)
+
+    def mha_args(self, x, heads, *flags):
+        """`attngen mha` self-attention on x with fixed weights, and the weights."""
+        d_model = x.shape[2]
+        w = [self.rand(d_model, d_model) * 0.3 for _ in range(4)]
+        args = ["mha", "--x", self.save("x.npy", x)]
+        for name, weight in zip(["--wq", "--wk", "--wv", "--wo"], w):
+            args += [name, self.save(name[2:] + ".npy", weight)]
+        return args + ["--heads", str(heads), "--out", self.path("y.npy"), *flags], w
+
+    def test_mha_modifiers_apply_to_its_attention(self):
+        b, n, d_model, heads = 2, 14, 16, 2
+        x = self.rand(b, n, d_model)
+        slopes = np.array([0.5, 0.25], dtype=np.float32)
+        seg = (np.arange(n) // 5)[None].repeat(b, axis=0).astype(np.int32)
+        args, (wq, wk, wv, wo) = self.mha_args(
+            x, heads, "--causal", "--window-left", "4", "--softcap", "2", "--alibi",
+            self.save("m.npy", slopes), "--q-segments", self.save("qs.npy", seg), "--kv-segments",
+            self.save("ks.npy", seg))
+        result = self.run_cli(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # The layer by its definition: heads of the projections, the modified attention, W_O.
+        def heads_of(y):
+            return y.reshape(b, n, heads, d_model // heads).transpose(0, 2, 1, 3)
+        xd = x.astype(np.float64)
+        o = modified_reference(heads_of(xd @ wq), heads_of(xd @ wk), heads_of(xd @ wv),
+                               causal=True, left=4, softcap=2.0, slopes=slopes, q_seg=seg,
+                               kv_seg=seg)
+        expected = o.transpose(0, 2, 1, 3).reshape(b, n, d_model) @ wo
+        self.assertLess(relative_error(np.load(self.path("y.npy")), expected), 1e-5)
+
+    def test_mha_slopes_of_the_wrong_length(self):
+        args, _ = self.mha_args(self.rand(1, 6, 16), 2, "--alibi", self.save("m.npy", self.rand(3)))
+        self.assert_rejected(args, "alibi_slopes shape[0] (H) is 3 but the head count H of the "
+                             "layer is 2")
 
     def test_bias_that_does_not_broadcast(self):
         q, k, v = self.attention_inputs()

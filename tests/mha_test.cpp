@@ -14,6 +14,10 @@ struct MhaCase {
     bool causal = false;
     bool biases = true;
     bool cross = false;  // Self-attention (memory = x) unless set.
+    // The modifiers of the attention inside the layer: the mask kinds besides causal whose values
+    // `modifiers` holds, and the score modifiers (modifiers.score).
+    MaskSpec kinds;
+    reference::ModifierValues modifiers;
     std::vector<int64_t> key_lengths;
     std::vector<float> x, memory, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o;
 
@@ -40,6 +44,15 @@ struct MhaCase {
     }
 
     float scale() const { return 1.0f / std::sqrt(static_cast<float>(shape.d_k)); }
+    MaskSpec mask() const {
+        MaskSpec m = kinds;
+        m.causal = causal;
+        return m;
+    }
+    reference::AttentionShape attention_shape() const {
+        const auto &s = shape;
+        return {s.batch, s.heads, s.kv_heads, s.nq, s.nk, s.d_k, s.d_v};
+    }
 
     template <typename T>
     std::vector<T> reference_output() const {
@@ -49,8 +62,8 @@ struct MhaCase {
         auto ptr = [](const std::vector<T> &v) { return v.empty() ? nullptr : v.data(); };
         std::vector<T> y(shape.batch * shape.nq * shape.d_out);
         reference::mha<T>(shape, xs.data(), ms.data(), wq.data(), wk.data(), wv.data(), wo.data(),
-                          ptr(bq), ptr(bk), ptr(bv), ptr(bo), key_lengths, MaskSpec{causal},
-                          scale(), y.data());
+                          ptr(bq), ptr(bk), ptr(bv), ptr(bo), key_lengths, mask(), scale(),
+                          y.data(), &modifiers);
         return y;
     }
 };
@@ -87,7 +100,17 @@ class MhaTest : public ::testing::TestWithParam<std::string> {
         auto out = TensorView::f32(y.data(), {s.batch, s.nq, s.d_out});
         std::optional<TensorView> lengths;
         if (!c.key_lengths.empty()) lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
-        if (c.cross) {
+        ModifierTensors tensors;
+        const bool modified =
+            c.modifiers.score.any() || c.kinds.window || c.kinds.prefix || c.kinds.segments;
+        if (modified) {
+            MhaForwardOptions options;
+            if (c.cross)
+                options.memory = TensorView::f32(c.memory.data(), {s.batch, s.nk, s.d_mem});
+            options.key_lengths = lengths;
+            options.modifiers = tensors.views(c.attention_shape(), c.kinds, c.modifiers);
+            status = layer.forward(x, out, options);
+        } else if (c.cross) {
             auto m = TensorView::f32(c.memory.data(), {s.batch, s.nk, s.d_mem});
             status = layer.forward(x, m, out, lengths);
         } else {
@@ -168,6 +191,54 @@ TEST_P(MhaTest, ModelWidthsBelowAtAndAboveVectorWidth) {
     for (int64_t d_model : {3, 8, 16, 17, 33}) {
         SCOPED_TRACE("d_model=" + std::to_string(d_model));
         auto c = Make(1, 5, d_model, 1, d_model);
+        Check(c);
+    }
+}
+
+// Whether this schedule compiles an mha kernel with these modifiers; the test skips otherwise.
+bool HasMhaKernelFor(const std::string &schedule, const MaskSpec &mask, const ScoreSpec &score) {
+    for (const Kernel &k : list_kernels()) {
+        const Variant &v = k.variant;
+        if (v.op == Op::kMha && v.schedule == schedule && v.mask.covers(mask) &&
+            v.score.covers(score)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The modifiers apply to the attention inside the layer: the rows of x are its queries, those of
+// memory its keys, the layer's query heads its heads (slopes [H], bias [B, H, Nq, Nk]).
+TEST_P(MhaTest, ModifiersOfTheInnerAttention) {
+    for (const bool causal : {false, true}) {
+        auto c = Make(2, 9, 24, 3, 8);
+        c.cross = true;
+        c.causal = causal;
+        c.shape.nk = 23;
+        c.key_lengths = {23, 17};
+        const auto &s = c.shape;
+        reference::ModifierValues &m = c.modifiers;
+        c.kinds.window = c.kinds.segments = true;
+        c.kinds.prefix = causal;
+        m.window_left = 6;
+        m.window_right = causal ? -1 : 3;
+        if (causal) m.prefix_lengths = {4, 2};
+        for (int64_t b = 0; b < s.batch; b++) {
+            for (int64_t j = 0; j < s.nk; j++) m.kv_segments.push_back(j / 10);
+            for (int64_t i = 0; i < s.nq; i++) m.q_segments.push_back((i + s.nk - s.nq) / 10);
+        }
+        m.score.softcap = m.score.alibi = m.score.bias = true;
+        m.softcap = 1.5;
+        m.alibi_slopes = {0.5, 0.25, 0.125};
+        m.bias_shape[1] = s.heads;
+        m.bias_shape[2] = s.nq;
+        m.bias_shape[3] = s.nk;
+        for (float x : random_values(s.heads * s.nq * s.nk, 5, -1.0f, 1.0f)) m.bias.push_back(x);
+        if (!HasMhaKernelFor(GetParam(), c.mask(), m.score)) {
+            GTEST_SKIP() << GetParam() << " compiles no mha kernel with " << c.mask().to_string()
+                         << " and " << m.score.to_string();
+        }
+        SCOPED_TRACE(causal ? "causal" : "not causal");
         Check(c);
     }
 }

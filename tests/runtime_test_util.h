@@ -148,9 +148,11 @@ struct ModifierTensors {
     std::vector<float> slopes, bias;
     std::vector<int64_t> prefix, q_segments, kv_segments;
 
-    Modifiers views(const AttentionCase &c) {
-        const reference::ModifierValues &m = c.modifiers;
-        const auto &s = c.shape;
+    Modifiers views(const AttentionCase &c) { return views(c.shape, c.kinds, c.modifiers); }
+
+    // kinds: the mask kinds whose values m holds (causal aside).
+    Modifiers views(const reference::AttentionShape &s, const MaskSpec &kinds,
+                    const reference::ModifierValues &m) {
         Modifiers mods;
         if (m.score.softcap) mods.softcap = static_cast<float>(m.softcap);
         if (m.score.alibi) {
@@ -162,15 +164,15 @@ struct ModifierTensors {
             const int64_t *e = m.bias_shape;
             mods.bias = TensorView::f32(bias.data(), {e[0], e[1], e[2], e[3]});
         }
-        if (c.kinds.window) {
+        if (kinds.window) {
             if (m.window_left >= 0) mods.window_left = m.window_left;
             if (m.window_right >= 0) mods.window_right = m.window_right;
         }
-        if (c.kinds.prefix) {
+        if (kinds.prefix) {
             prefix = m.prefix_lengths;
             mods.prefix_lengths = TensorView::i64(prefix.data(), {s.batch});
         }
-        if (c.kinds.segments) {
+        if (kinds.segments) {
             q_segments = m.q_segments;
             kv_segments = m.kv_segments;
             mods.q_segments = TensorView::i64(q_segments.data(), {s.batch, s.nq});

@@ -267,6 +267,34 @@ TEST_F(MhaValidation, SelfAttentionNeedsMemoryWhenWidthsDiffer) {
     EXPECT_THAT(s.message(), HasSubstr("memory"));
 }
 
+// The modifiers refer to the attention inside the layer, and the messages say so.
+TEST_F(MhaValidation, ModifiersOfTheWrongShapeNameTheLayersExtents) {
+    ASSERT_TRUE(Create().ok());
+    auto x = random_values(3 * 16, 5);
+    std::vector<float> y(3 * 16, 7.0f), slopes(3, 0.5f);
+    std::vector<int64_t> segments(4, 0);
+    const std::pair<const char *, MhaForwardOptions> cases[] = {
+        {"alibi_slopes shape[0] (H) is 3 but the head count H of the layer is 2", {}},
+        {"q_segments shape[1] (Nq) is 4 but Nq of x is 3", {}},
+        {"prefix_lengths widen the causal mask", {}}};
+    for (auto [words, options] : cases) {
+        const std::string expected = words;
+        if (expected.find("alibi") != std::string::npos) {
+            options.modifiers.alibi_slopes = TensorView::f32(slopes.data(), {3});
+        } else if (expected.find("segments") != std::string::npos) {
+            options.modifiers.q_segments = TensorView::i64(segments.data(), {1, 4});
+            options.modifiers.kv_segments = TensorView::i64(segments.data(), {1, 3});
+        } else {
+            options.modifiers.prefix_lengths = TensorView::i64(segments.data(), {1});
+        }
+        Status s = layer.forward(TensorView::f32(x.data(), {1, 3, 16}),
+                                 TensorView::f32(y.data(), {1, 3, 16}), options);
+        EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+        EXPECT_THAT(s.message(), HasSubstr(words));
+        for (float v : y) ASSERT_EQ(v, 7.0f);
+    }
+}
+
 TEST_F(MhaValidation, ForwardOnALayerThatWasNotCreated) {
     auto x = random_values(3 * 16, 5);
     std::vector<float> y(3 * 16);

@@ -92,8 +92,8 @@ TEST(Variant, RefusesWhatItCannotRead) {
          "score 'tanh' is not 'none' or a '+'-list of: "
          "softcap, alibi, bias"},
         {"op:attention,schedule:x,mask:prefix", "mask kind prefix widens the causal mask"},
-        {"op:mha,schedule:x,mask:window", "apply to op attention only"},
-        {"op:scores,schedule:x,score:bias", "apply to op attention only"},
+        {"op:softmax,schedule:x,mask:causal+window", "apply to ops attention and mha only"},
+        {"op:scores,schedule:x,score:bias", "apply to ops attention and mha only"},
         {"op:attention,schedule:x,score_mod:t5-bias", "score_mod must name a C++ function"},
         {"op:attention,schedule:x,mask_mod:9lives", "mask_mod must name a C++ function"},
         {"op:mha,schedule:x,mask_mod:dilated", "apply to op attention only"},

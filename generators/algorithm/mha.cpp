@@ -20,7 +20,7 @@ Func split_heads(const Func &y, const Expr &width, const std::string &name) {
 }  // namespace
 
 MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, const KeyMask &mask,
-                    const MhaShape &shape, const Expr &scale) {
+                    const MhaShape &shape, const Expr &scale, const ScoreModifier &modifier) {
     const Dims &v = dims();
     const AttentionShape &a = shape.attention;
     MhaFuncs f;
@@ -30,7 +30,7 @@ MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, cons
     f.q_heads = split_heads(f.q_proj.y, a.d_k, "q_heads");
     f.k_heads = split_heads(f.k_proj.y, a.d_k, "k_heads");
     f.v_heads = split_heads(f.v_proj.y, a.d_v, "v_heads");
-    f.attention = define_attention(f.q_heads, f.k_heads, f.v_heads, mask, a, scale);
+    f.attention = define_attention(f.q_heads, f.k_heads, f.v_heads, mask, a, scale, modifier);
 
     f.concat = Func("concat");
     f.concat(v.o, v.n, v.b) = f.attention.out(v.o % a.d_v, v.n, v.o / a.d_v, v.b);

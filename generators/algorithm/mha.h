@@ -31,7 +31,10 @@ struct MhaFuncs {
     Halide::Func y;  // y(o, i, b), the layer output.
 };
 
+// mask: the allowed keys of memory for the queries of x; modifier: the score modifier
+// (score_modifiers.h), empty for none. Both index heads by query head, as define_attention does.
 MhaFuncs define_mha(const Halide::Func &x, const Halide::Func &memory, const MhaWeights &weights,
-                    const KeyMask &mask, const MhaShape &shape, const Halide::Expr &scale);
+                    const KeyMask &mask, const MhaShape &shape, const Halide::Expr &scale,
+                    const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

@@ -26,6 +26,32 @@ std::vector<Halide::ImageParam> ModifierInputs::buffers() const {
     return list;
 }
 
+algorithm::KeyMask ModifierInputs::key_mask(const MaskSpec &spec, const Halide::Func &key_lengths,
+                                            const Expr &nq, const Expr &nk) const {
+    algorithm::MaskInputs inputs{key_lengths,    window_left, window_right,
+                                 prefix_lengths, q_segments,  kv_segments};
+    UserModifiers(*this, nq, nk).add_to(&inputs);
+    return algorithm::define_key_mask(spec, inputs, nq, nk);
+}
+
+algorithm::ScoreModifier ModifierInputs::score_modifier(const ScoreSpec &spec, const Expr &nq,
+                                                        const Expr &nk) const {
+    algorithm::ScoreInputs inputs{softcap, alibi_slopes, bias};
+    UserModifiers(*this, nq, nk).add_to(&inputs);
+    return algorithm::define_score_modifier(spec, inputs, nq, nk);
+}
+
+void ModifierInputs::set_estimates(const Estimates &e) const {
+    // ImageParam is a handle: the copies set the estimates of the inputs themselves.
+    Halide::ImageParam prefix = prefix_lengths, qs = q_segments, ks = kv_segments,
+                       slopes = alibi_slopes, b = bias;
+    if (prefix.defined()) prefix.set_estimates({{0, e.batch}});
+    if (qs.defined()) qs.set_estimates({{0, e.queries}, {0, e.batch}});
+    if (ks.defined()) ks.set_estimates({{0, e.keys}, {0, e.batch}});
+    if (slopes.defined()) slopes.set_estimates({{0, e.heads}});
+    if (b.defined()) b.set_estimates({{0, e.keys}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
+}
+
 Estimates Estimates::of(const Variant &v) {
     Estimates e;
     if (v.heads > 0) e.heads = e.kv_heads = v.heads;
@@ -63,17 +89,10 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     shape.d_v = param_or(variant.d_v, in.v.dim(0).extent());
     shape.heads = param_or(variant.heads, in.q.dim(2).extent());
     shape.kv_heads = param_or(variant.kv_heads, in.k.dim(2).extent());
-    const ModifierInputs &m = in.modifiers;
-    const UserModifiers user(m, shape.nq, shape.nk);
-    algorithm::MaskInputs mask_inputs{in.key_lengths,   m.window_left, m.window_right,
-                                      m.prefix_lengths, m.q_segments,  m.kv_segments};
-    user.add_to(&mask_inputs);
     const algorithm::KeyMask mask =
-        algorithm::define_key_mask(variant.mask, mask_inputs, shape.nq, shape.nk);
-    algorithm::ScoreInputs score_inputs{m.softcap, m.alibi_slopes, m.bias};
-    user.add_to(&score_inputs);
+        in.modifiers.key_mask(variant.mask, in.key_lengths, shape.nq, shape.nk);
     const algorithm::ScoreModifier modifier =
-        algorithm::define_score_modifier(variant.score, score_inputs, shape.nq, shape.nk);
+        in.modifiers.score_modifier(variant.score, shape.nq, shape.nk);
     if (!autoscheduled) {
         schedule_ = &schedules::schedule_or_error(variant.schedule);
         ctx_ = schedules::make_context(target, variant);
@@ -118,14 +137,7 @@ void AttentionPipeline::set_estimates(const Estimates &e) {
     inputs_.k.set_estimates({{0, e.d_k}, {0, e.keys}, {0, e.kv_heads}, {0, e.batch}});
     inputs_.v.set_estimates({{0, e.d_v}, {0, e.keys}, {0, e.kv_heads}, {0, e.batch}});
     inputs_.key_lengths.set_estimates({{0, e.batch}});
-    ModifierInputs m = inputs_.modifiers;
-    if (m.prefix_lengths.defined()) m.prefix_lengths.set_estimates({{0, e.batch}});
-    if (m.q_segments.defined()) m.q_segments.set_estimates({{0, e.queries}, {0, e.batch}});
-    if (m.kv_segments.defined()) m.kv_segments.set_estimates({{0, e.keys}, {0, e.batch}});
-    if (m.alibi_slopes.defined()) m.alibi_slopes.set_estimates({{0, e.heads}});
-    if (m.bias.defined()) {
-        m.bias.set_estimates({{0, e.keys}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
-    }
+    inputs_.modifiers.set_estimates(e);
     out().set_estimates({{0, e.d_v}, {0, e.queries}, {0, e.heads}, {0, e.batch}});
     lse().set_estimates({{0, e.queries}, {0, e.heads}, {0, e.batch}});
     if (variant_.probs) {

@@ -20,9 +20,16 @@
 
 namespace attngen::pipeline {
 
+// The extents that Halide's autoschedulers plan for (the variant's own where it is specialized).
+struct Estimates {
+    int batch = 1, heads = 8, kv_heads = 8, queries = 1024, keys = 1024, d_k = 64, d_v = 64;
+    static Estimates of(const Variant &variant);
+};
+
 // The run-time values of a variant's modifiers (attngen/variant.h), each defined where the variant
 // has the modifier and undefined otherwise. The names are the kernel's argument names, by which
-// the runtime passes them.
+// the runtime passes them. Queries and keys are those of the attention inside the kernel: q and
+// k of the attention generator, x and memory of the multi-head layer.
 struct ModifierInputs {
     Halide::Expr window_left, window_right;      // int32 "window_left", "window_right".
     Halide::ImageParam prefix_lengths;           // int32 [B] "prefix_lengths".
@@ -38,6 +45,14 @@ struct ModifierInputs {
 
     // The buffer inputs among them that are defined.
     std::vector<Halide::ImageParam> buffers() const;
+    // The allowed keys of a mask spec, from these values and the key lengths.
+    algorithm::KeyMask key_mask(const MaskSpec &spec, const Halide::Func &key_lengths,
+                                const Halide::Expr &nq, const Halide::Expr &nk) const;
+    // The score modifier of a score spec, from these values.
+    algorithm::ScoreModifier score_modifier(const ScoreSpec &spec, const Halide::Expr &nq,
+                                            const Halide::Expr &nk) const;
+    // The estimates of the defined buffers.
+    void set_estimates(const Estimates &estimates) const;
 };
 
 struct AttentionInputs {
@@ -45,12 +60,6 @@ struct AttentionInputs {
     Halide::ImageParam key_lengths;  // int32 [B].
     Halide::Expr scale;
     ModifierInputs modifiers;
-};
-
-// The extents that Halide's autoschedulers plan for (the variant's own where it is specialized).
-struct Estimates {
-    int batch = 1, heads = 8, kv_heads = 8, queries = 1024, keys = 1024, d_k = 64, d_v = 64;
-    static Estimates of(const Variant &variant);
 };
 
 class AttentionPipeline {

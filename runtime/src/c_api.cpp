@@ -83,6 +83,25 @@ Status to_optional_view(const char *name, const attngen_tensor *t,
     return s;
 }
 
+// The modifiers of a call (NULL: none).
+Status to_modifiers(const attngen_modifiers *m, attngen::Modifiers *mods) {
+    if (m == nullptr) return Status::Ok();
+    if (m->has_softcap) mods->softcap = m->softcap;
+    if (m->has_window_left) mods->window_left = m->window_left;
+    if (m->has_window_right) mods->window_right = m->window_right;
+    const std::pair<const char *, std::pair<const attngen_tensor *, std::optional<TensorView> *>>
+        tensors[] = {{"alibi_slopes", {m->alibi_slopes, &mods->alibi_slopes}},
+                     {"bias", {m->bias, &mods->bias}},
+                     {"prefix_lengths", {m->prefix_lengths, &mods->prefix_lengths}},
+                     {"q_segments", {m->q_segments, &mods->q_segments}},
+                     {"kv_segments", {m->kv_segments, &mods->kv_segments}}};
+    for (const auto &[name, pair] : tensors) {
+        const Status converted = to_optional_view(name, pair.first, pair.second);
+        if (!converted.ok()) return converted;
+    }
+    return Status::Ok();
+}
+
 #define ATTNGEN_C_RETURN_IF_ERROR(expr)            \
     do {                                           \
         const Status status_ = (expr);             \
@@ -144,22 +163,7 @@ attngen_status attngen_attention(const attngen_attention_args *args) {
         a.causal = args->causal != 0;
         if (args->has_scale) a.scale = args->scale;
         if (args->schedule != nullptr) a.schedule = args->schedule;
-        if (const attngen_modifiers *m = args->modifiers) {
-            attngen::Modifiers &mods = a.modifiers;
-            if (m->has_softcap) mods.softcap = m->softcap;
-            if (m->has_window_left) mods.window_left = m->window_left;
-            if (m->has_window_right) mods.window_right = m->window_right;
-            const std::pair<const char *,
-                            std::pair<const attngen_tensor *, std::optional<TensorView> *>>
-                tensors[] = {{"alibi_slopes", {m->alibi_slopes, &mods.alibi_slopes}},
-                             {"bias", {m->bias, &mods.bias}},
-                             {"prefix_lengths", {m->prefix_lengths, &mods.prefix_lengths}},
-                             {"q_segments", {m->q_segments, &mods.q_segments}},
-                             {"kv_segments", {m->kv_segments, &mods.kv_segments}}};
-            for (const auto &[name, pair] : tensors) {
-                ATTNGEN_C_RETURN_IF_ERROR(to_optional_view(name, pair.first, pair.second));
-            }
-        }
+        ATTNGEN_C_RETURN_IF_ERROR(to_modifiers(args->modifiers, &a.modifiers));
         return report(attngen::attention(a));
     });
 }
@@ -196,6 +200,13 @@ attngen_status attngen_mha_create(const attngen_mha_weights *weights,
 attngen_status attngen_mha_forward(const attngen_mha *layer, const attngen_tensor *x,
                                    const attngen_tensor *memory, const attngen_tensor *y,
                                    const attngen_tensor *key_lengths) {
+    return attngen_mha_forward_modified(layer, x, memory, y, key_lengths, nullptr);
+}
+
+attngen_status attngen_mha_forward_modified(const attngen_mha *layer, const attngen_tensor *x,
+                                            const attngen_tensor *memory, const attngen_tensor *y,
+                                            const attngen_tensor *key_lengths,
+                                            const attngen_modifiers *modifiers) {
     return guarded([&] {
         if (layer == nullptr || x == nullptr || y == nullptr) {
             return report(Status::InvalidArgument("layer, x and y must not be NULL"));
@@ -203,11 +214,12 @@ attngen_status attngen_mha_forward(const attngen_mha *layer, const attngen_tenso
         TensorView xv, yv;
         ATTNGEN_C_RETURN_IF_ERROR(to_view("x", *x, &xv));
         ATTNGEN_C_RETURN_IF_ERROR(to_view("y", *y, &yv));
-        std::optional<TensorView> lengths, mem;
-        ATTNGEN_C_RETURN_IF_ERROR(to_optional_view("key_lengths", key_lengths, &lengths));
-        ATTNGEN_C_RETURN_IF_ERROR(to_optional_view("memory", memory, &mem));
-        if (mem) return report(layer->layer.forward(xv, *mem, yv, lengths));
-        return report(layer->layer.forward(xv, yv, lengths));
+        attngen::MhaForwardOptions options;
+        ATTNGEN_C_RETURN_IF_ERROR(
+            to_optional_view("key_lengths", key_lengths, &options.key_lengths));
+        ATTNGEN_C_RETURN_IF_ERROR(to_optional_view("memory", memory, &options.memory));
+        ATTNGEN_C_RETURN_IF_ERROR(to_modifiers(modifiers, &options.modifiers));
+        return report(layer->layer.forward(xv, yv, options));
     });
 }
 

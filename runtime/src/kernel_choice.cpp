@@ -10,6 +10,36 @@ bool matches(int specialized, int64_t actual) {
     return specialized == 0 || specialized == actual;
 }
 
+// The modifiers of the call that the closest kernel of its op, schedule and causal rule lacks
+// ("window, softcap"), so that a refusal says what to compile; empty where no such kernel
+// exists or one has them all (it was refused for something else, which describe() shows).
+std::string missing_modifiers(const KernelRequest &r, const std::string &schedule,
+                              const std::vector<Kernel> &kernels) {
+    std::vector<std::string> closest;
+    bool found = false;
+    for (const Kernel &k : kernels) {
+        const Variant &v = k.variant;
+        if (v.schedule != schedule || v.op != r.op || v.mask.causal != r.mask.causal) continue;
+        const std::pair<bool, const char *> kinds[] = {
+            {r.mask.window && !v.mask.window, "window"},
+            {r.mask.prefix && !v.mask.prefix, "prefix"},
+            {r.mask.segments && !v.mask.segments, "segments"},
+            {r.score.softcap && !v.score.softcap, "softcap"},
+            {r.score.alibi && !v.score.alibi, "alibi"},
+            {r.score.bias && !v.score.bias, "bias"}};
+        std::vector<std::string> missing;
+        for (const auto &[lacks, name] : kinds) {
+            if (lacks) missing.push_back(name);
+        }
+        if (missing.empty()) return "";
+        if (!found || missing.size() < closest.size()) closest = missing;
+        found = true;
+    }
+    std::string list;
+    for (const std::string &name : closest) list += (list.empty() ? "" : ", ") + name;
+    return list;
+}
+
 }  // namespace
 
 std::string describe(const KernelRequest &r, const std::string &schedule) {
@@ -93,8 +123,10 @@ Status choose_kernel(const KernelRequest &request, const std::string &schedule,
                                    ", none of which this CPU runs (within ATTNGEN_MAX_CPU_ISA, "
                                    "when set): build with a target it runs in ATTNGEN_TARGETS");
     }
+    const std::string missing = missing_modifiers(request, schedule, kernels);
     return Status::NotFound("this build has no " + describe(request, schedule) +
-                            (request.cuda ? " for CUDA" : ""));
+                            (request.cuda ? " for CUDA" : "") +
+                            (missing.empty() ? "" : "; the closest one lacks " + missing));
 }
 
 bool serves_calls(const Kernel &k, const std::string &selected, const std::string &build_selected) {

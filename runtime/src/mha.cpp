@@ -5,6 +5,7 @@
 #include "dispatch.h"
 #include "halide_call.h"
 #include "kernel_call.h"
+#include "modifiers.h"
 #include "validate.h"
 
 namespace attngen {
@@ -20,13 +21,15 @@ Status check_divides(const char *what, int64_t total, int64_t parts, const char 
                                    std::to_string(parts));
 }
 
-// The kernel that serves a layer's calls (the given one if any, else the dispatch's), or the
-// status saying why none can.
-Status choose_kernel(int64_t heads, int64_t kv_heads, int64_t d_k, int64_t d_v, bool causal,
-                     const std::string &schedule, const Kernel *given, const Kernel **kernel) {
+// The kernel that serves a layer's calls with this mask and these score modifiers (the given
+// one if any, else the dispatch's), or the status saying why none can.
+Status choose_kernel(int64_t heads, int64_t kv_heads, int64_t d_k, int64_t d_v,
+                     const MaskSpec &mask, const ScoreSpec &score, const std::string &schedule,
+                     const Kernel *given, const Kernel **kernel) {
     detail::KernelRequest request;
     request.op = Op::kMha;
-    request.mask.causal = causal;
+    request.mask = mask;
+    request.score = score;
     request.heads = heads;
     request.kv_heads = kv_heads;
     request.d_k = d_k;
@@ -105,8 +108,8 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
     // Fail now rather than at the first forward() if no kernel can serve this layer.
     m.kernel_ = config.kernel;
     const Kernel *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(
-        choose_kernel(heads, kv_heads, d_k, d_v, m.causal_, m.schedule_, m.kernel_, &kernel));
+    ATTNGEN_RETURN_IF_ERROR(choose_kernel(heads, kv_heads, d_k, d_v, MaskSpec{m.causal_},
+                                          ScoreSpec{}, m.schedule_, m.kernel_, &kernel));
 
     detail::copy_contiguous(weights.w_q, &m.w_q_);
     detail::copy_contiguous(weights.w_k, &m.w_k_);
@@ -118,20 +121,32 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
 
 Status MultiHeadAttention::forward(const TensorView &x, const TensorView &y,
                                    const std::optional<TensorView> &key_lengths) const {
-    if (d_mem_ != d_model_) {
+    MhaForwardOptions options;
+    options.key_lengths = key_lengths;
+    return forward(x, y, options);
+}
+
+Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory,
+                                   const TensorView &y,
+                                   const std::optional<TensorView> &key_lengths) const {
+    MhaForwardOptions options;
+    options.memory = memory;
+    options.key_lengths = key_lengths;
+    return forward(x, y, options);
+}
+
+Status MultiHeadAttention::forward(const TensorView &x, const TensorView &y,
+                                   const MhaForwardOptions &options) const {
+    if (heads_ == 0) return Status::InvalidArgument("the layer was not created");
+    if (!options.memory && d_mem_ != d_model_) {
         return Status::InvalidArgument(
             "self-attention needs d_mem = d_model, but the layer has "
             "d_mem = " +
             std::to_string(d_mem_) + " and d_model = " + std::to_string(d_model_) +
             "; pass a memory");
     }
-    return forward(x, x, y, key_lengths);
-}
-
-Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory,
-                                   const TensorView &y,
-                                   const std::optional<TensorView> &key_lengths) const {
-    if (heads_ == 0) return Status::InvalidArgument("the layer was not created");
+    const TensorView &memory = options.memory ? *options.memory : x;
+    const std::optional<TensorView> &key_lengths = options.key_lengths;
     const NamedView xv{"x", x, {"B", "Nq", "d_model"}};
     const NamedView mv{"memory", memory, {"B", "Nk", "d_mem"}};
     const NamedView yv{"y", y, {"B", "Nq", "d_out"}};
@@ -158,13 +173,23 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
         ATTNGEN_RETURN_IF_ERROR(detail::read_key_lengths(*lv, batch, nk, &lengths));
         ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, *lv));
     }
+    // The modifiers refer to the attention inside the layer: x's rows are its queries, memory's
+    // its keys, and the layer's query heads its heads.
+    detail::CallModifiers modifiers;
+    detail::ModifierExtents extents{batch, heads_, nq, nk};
+    extents.sources = {"the batch size B of x", "the head count H of the layer", "Nq of x",
+                       "Nk of memory"};
+    ATTNGEN_RETURN_IF_ERROR(modifiers.prepare(options.modifiers, causal_, extents));
     ATTNGEN_RETURN_IF_ERROR(detail::check_output_layout(yv));
     ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, xv));
     ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, mv));
+    for (const NamedView &input : modifiers.inputs()) {
+        ATTNGEN_RETURN_IF_ERROR(detail::check_disjoint(yv, input));
+    }
 
     const Kernel *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(
-        choose_kernel(heads_, kv_heads_, d_k_, d_v_, causal_, schedule_, kernel_, &kernel));
+    ATTNGEN_RETURN_IF_ERROR(choose_kernel(heads_, kv_heads_, d_k_, d_v_, modifiers.mask(),
+                                          modifiers.score(), schedule_, kernel_, &kernel));
 
     auto view2 = [](const std::vector<float> &w, int64_t rows, int64_t cols) {
         return TensorView::f32(w.data(), {rows, cols});
@@ -188,13 +213,16 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &memory
     ATTNGEN_RETURN_IF_ERROR(call.scalar("num_heads", static_cast<int32_t>(heads_)));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("num_kv_heads", static_cast<int32_t>(kv_heads_)));
     ATTNGEN_RETURN_IF_ERROR(call.scalar("scale", scale_));
+    ATTNGEN_RETURN_IF_ERROR(modifiers.bind(kernel->variant, &call));
     detail::CallContext context;
     int result = 0;
     Status ran = call.run(&context, &result);
     // A cuda_tiled kernel's CUDA entry (schedule named, device present) leaves device copies:
     // the output comes back to host memory and every copy is freed, also after a failure.
-    Status moved = detail::release_devices(
-        &context, {&hy}, {&hx, &hm, &hwq, &hwk, &hwv, &hwo, &hbq, &hbk, &hbv, &hbo, &hl});
+    std::vector<detail::HalideView *> inputs{&hx,  &hm,  &hwq, &hwk, &hwv, &hwo,
+                                             &hbq, &hbk, &hbv, &hbo, &hl};
+    modifiers.add_views(&inputs);
+    Status moved = detail::release_devices(&context, {&hy}, inputs);
     ATTNGEN_RETURN_IF_ERROR(ran);
     Status status = context.finish(kernel->name.c_str(), result);
     return status.ok() ? moved : status;

@@ -36,7 +36,7 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
     if (m.alibi_slopes) {
         NamedView slopes{"alibi_slopes", *own.alibi_slopes, {"H"}};
         ATTNGEN_RETURN_IF_ERROR(check_view(slopes, {DType::kFloat32}));
-        ATTNGEN_RETURN_IF_ERROR(check_extent(slopes, 0, e.heads, "the head count H of q"));
+        ATTNGEN_RETURN_IF_ERROR(check_extent(slopes, 0, e.heads, e.sources.heads));
         if (m.alibi_slopes->device != Device::kCpu) {
             return invalid("alibi_slopes is in device memory; pass it in host memory");
         }
@@ -111,7 +111,7 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
         }
         NamedView prefix{"prefix_lengths", *own.prefix_lengths, {"B"}};
         ATTNGEN_RETURN_IF_ERROR(check_view(prefix, {DType::kInt32, DType::kInt64}));
-        ATTNGEN_RETURN_IF_ERROR(check_extent(prefix, 0, e.batch, "the batch size B of q"));
+        ATTNGEN_RETURN_IF_ERROR(check_extent(prefix, 0, e.batch, e.sources.batch));
         if (m.prefix_lengths->device != Device::kCpu) {
             return invalid("prefix_lengths is in device memory; pass it in host memory");
         }
@@ -131,10 +131,10 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
         const int64_t lo = std::numeric_limits<int32_t>::min(),
                       hi = std::numeric_limits<int32_t>::max();
         for (const auto &[view, count, source, out] :
-             {std::tuple{&qs, e.nq, "Nq of q", &q_segments_},
-              std::tuple{&ks, e.nk, "Nk of k", &kv_segments_}}) {
+             {std::tuple{&qs, e.nq, e.sources.nq, &q_segments_},
+              std::tuple{&ks, e.nk, e.sources.nk, &kv_segments_}}) {
             ATTNGEN_RETURN_IF_ERROR(check_view(*view, {DType::kInt32, DType::kInt64}));
-            ATTNGEN_RETURN_IF_ERROR(check_extent(*view, 0, e.batch, "the batch size B of q"));
+            ATTNGEN_RETURN_IF_ERROR(check_extent(*view, 0, e.batch, e.sources.batch));
             ATTNGEN_RETURN_IF_ERROR(check_extent(*view, 1, count, source));
             if (view->view.device != Device::kCpu) {
                 return invalid(std::string(view->name) +

@@ -20,6 +20,12 @@ namespace attngen::detail {
 // The extents of the call that the modifiers refer to.
 struct ModifierExtents {
     int64_t batch = 0, heads = 0, nq = 0, nk = 0;
+    // Where the call took each extent from, as the messages name it: the attention's tensors by
+    // default; the multi-head layer's differ (x, memory and the layer's head count).
+    struct Sources {
+        const char *batch = "the batch size B of q", *heads = "the head count H of q",
+                   *nq = "Nq of q", *nk = "Nk of k";
+    } sources;
 };
 
 class CallModifiers {

@@ -277,12 +277,14 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
     if (v.mask.prefix && !v.mask.causal) {
         return bad(spec, "mask kind prefix widens the causal mask and needs causal");
     }
-    const bool modified =
-        v.mask.window || v.mask.prefix || v.mask.segments || v.score.any() || v.user_modified();
-    if (modified && v.op != Op::kAttention) {
+    const bool modified = v.mask.window || v.mask.prefix || v.mask.segments || v.score.any();
+    if (modified && !composed) {
         return bad(spec,
-                   "mask kinds other than causal, score modifiers and user modifiers apply to op "
-                   "attention only");
+                   "mask kinds other than causal and score modifiers apply to ops attention and "
+                   "mha only");
+    }
+    if (v.user_modified() && v.op != Op::kAttention) {
+        return bad(spec, "user modifiers (score_mod, mask_mod) apply to op attention only");
     }
     if (v.heads > 0 && v.kv_heads > 0 && v.heads % v.kv_heads != 0) {
         return bad(spec, "kv_heads " + std::to_string(v.kv_heads) + " does not divide heads " +

@@ -74,14 +74,15 @@ void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
     // fused per block of queries. The head outputs are concatenated into the rows that the
     // output projection reads.
     const auto &v = algorithm::dims();
-    const FusedParams p(ctx);
     const GemmParams gemm = GemmParams::for_target(ctx.target);
     for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) {
         Func(proj->y).compute_root();
         schedule_projection_gemm(*proj, ctx, gemm);
     }
     Func(f.attention.out).compute_root();
-    cpu_fused::schedule_blocks(f.attention, false, ctx, p);
+    // As the attention kernels are scheduled, so that the mask's bounds of a window are computed
+    // once per call here too (see attention() for why).
+    attention(f.attention, /*with_probs=*/false, ctx);
     Func(f.concat).compute_root().parallel(v.b).vectorize(v.o, ctx.vector_width(), kGuard);
 }
 

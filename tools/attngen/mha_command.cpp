@@ -7,6 +7,7 @@
 #include "cli_error.h"
 #include "commands.h"
 #include "io.h"
+#include "modifier_options.h"
 
 namespace attngen::cli {
 
@@ -17,6 +18,7 @@ struct MhaOptions {
     int64_t heads = 0, kv_heads = 0;
     bool causal = false;
     std::optional<float> scale;
+    ModifierOptions modifiers;
 };
 
 void run_mha(const MhaOptions &o) {
@@ -34,6 +36,7 @@ void run_mha(const MhaOptions &o) {
     if (!o.bo.empty()) bo = load_f32(o.bo, 1, "b_O [d_out]");
     std::optional<npy::Array> lengths;
     if (!o.key_lengths.empty()) lengths = load_lengths(o.key_lengths);
+    LoadedModifiers modifiers(o.modifiers);
 
     MhaWeights weights;
     weights.w_q = wq.view();
@@ -56,13 +59,11 @@ void run_mha(const MhaOptions &o) {
     const int64_t batch = x.shape[0], nq = x.shape[1], d_out = layer.d_out();
     std::vector<float> y(batch * nq * d_out);
     auto y_view = TensorView::f32(y.data(), {batch, nq, d_out});
-    std::optional<TensorView> lengths_view;
-    if (lengths) lengths_view = lengths->view();
-    if (memory) {
-        check(layer.forward(x.view(), memory->view(), y_view, lengths_view));
-    } else {
-        check(layer.forward(x.view(), y_view, lengths_view));
-    }
+    MhaForwardOptions options;
+    if (memory) options.memory = memory->view();
+    if (lengths) options.key_lengths = lengths->view();
+    options.modifiers = modifiers.modifiers();
+    check(layer.forward(x.view(), y_view, options));
 
     Outputs outputs;
     outputs.add(o.out, {batch, nq, d_out}, y);
@@ -97,6 +98,8 @@ void add_mha_command(CLI::App &app) {
                     "Valid keys per batch element, int32/int64 [B]");
     cmd->add_option("--out", o->out, "Output file, float32 [B, Nq, d_out]")->required();
     cmd->add_option("--schedule", o->schedule, "Schedule name (default: fastest compiled)");
+    // Of the attention inside the layer: X's rows are its queries, M's its keys.
+    add_modifier_options(cmd, &o->modifiers);
     cmd->callback([o] { run_mha(*o); });
 }
 

@@ -110,6 +110,12 @@ attngen_status attngen_mha_create(const attngen_mha_weights *weights,
 attngen_status attngen_mha_forward(const attngen_mha *layer, const attngen_tensor *x,
                                    const attngen_tensor *memory, const attngen_tensor *y,
                                    const attngen_tensor *key_lengths);
+/* The same with score and mask modifiers (NULL: none) of the attention inside the layer: the
+ * rows of x are its queries, those of memory its keys, the layer's query heads its heads. */
+attngen_status attngen_mha_forward_modified(const attngen_mha *layer, const attngen_tensor *x,
+                                            const attngen_tensor *memory, const attngen_tensor *y,
+                                            const attngen_tensor *key_lengths,
+                                            const attngen_modifiers *modifiers);
 
 /* Frees the layer; NULL is ignored. */
 void attngen_mha_destroy(attngen_mha *layer);

@@ -5,7 +5,9 @@
 //
 // Weights use the X·W convention (input dim first): W_Q [d_model, H*d_k], W_K [d_mem, H_kv*d_k],
 // W_V [d_mem, H_kv*d_v], W_O [H*d_v, d_out]. Head h uses columns h*d_k .. (h+1)*d_k of x W_Q.
-// forward(x) is self-attention (memory = x); forward(x, memory) is cross-attention.
+// forward(x) is self-attention (memory = x); forward(x, memory) is cross-attention. Score and
+// mask modifiers (attngen/modifiers.h) apply to the attention inside the layer, with the rows of
+// x as its queries (Nq), those of memory as its keys (Nk) and H the layer's query heads.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "attngen/kernel.h"
+#include "attngen/modifiers.h"
 #include "attngen/status.h"
 #include "attngen/tensor.h"
 
@@ -35,6 +38,17 @@ struct MhaConfig {
     const Kernel *kernel = nullptr;
 };
 
+// What a forward() call takes besides x and y.
+struct MhaForwardOptions {
+    // [B, Nk, d_mem] for cross-attention; absent: self-attention (memory = x, d_mem = d_model).
+    std::optional<TensorView> memory;
+    // int32 or int64 [B]: the keys of memory that each batch element has.
+    std::optional<TensorView> key_lengths;
+    // Validated as attngen::attention validates them: a bias broadcastable to [B, H, Nq, Nk],
+    // slopes [H], segments [B, Nq] and [B, Nk], prefix lengths only for a causal layer.
+    Modifiers modifiers;
+};
+
 class MultiHeadAttention {
   public:
     // Validates the weights against the config and copies them. d_k, d_v, d_model, d_mem and
@@ -48,6 +62,9 @@ class MultiHeadAttention {
     // Cross-attention: x [B, Nq, d_model], memory [B, Nk, d_mem] -> y [B, Nq, d_out].
     Status forward(const TensorView &x, const TensorView &memory, const TensorView &y,
                    const std::optional<TensorView> &key_lengths = std::nullopt) const;
+    // Either of them, with modifiers: x [B, Nq, d_model] -> y [B, Nq, d_out].
+    Status forward(const TensorView &x, const TensorView &y,
+                   const MhaForwardOptions &options) const;
 
     int64_t heads() const { return heads_; }
     int64_t kv_heads() const { return kv_heads_; }
