@@ -1,6 +1,5 @@
 #include "online_attention.h"
 
-#include <functional>
 #include <limits>
 
 #include "dims.h"
@@ -114,14 +113,14 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         return starts_before_end && (block + 1) * T > f.group_begin(g, x.b);
     };
     // With a per-key test (segments, a user's mask) and a schedule that asks for it, the walk
-    // goes over the in-range blocks that hold an allowed key of one of the group's queries only,
-    // listed in order: packed documents and user masks then cost what their allowed blocks do.
-    // Each block in range is tested once per group for every head, G x T cheap comparisons
-    // (vectorized over folds of kFold keys) against the G x T x (d_k + d_v) multiply-adds that
-    // walking it costs each head.
+    // also skips the in-range blocks that hold no allowed key of the group's queries: packed
+    // documents and user masks then cost what their allowed blocks do. Each block in range is
+    // tested once per group for every head, G x T cheap comparisons (vectorized over folds of
+    // kFold keys) against the G x T x (d_k + d_v) multiply-adds that walking it costs each head.
+    // The test is a predicate of the walk, so that the block's index stays the walk's own: an
+    // index read from a list of live blocks would hide from bounds inference which block an
+    // iteration computes, and every iteration would compute all of them (measured: 12x slower).
     const Expr num_blocks = (shape.nk + T - 1) / T;
-    Expr walk_count;                                 // Blocks to walk, of group g.
-    std::function<Expr(const Expr &)> walked_block;  // The n-th of them.
     if (skip_empty_blocks && f.mask.allowed.defined()) {
         // Folds of 16 keys fill a vector of any of the CPU targets; a block of another size
         // is tested a key at a time.
@@ -140,31 +139,11 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         f.block_live(t, g, x.b) = Expr(uint8_t{0});
         f.block_live(t, g, x.b) =
             Halide::max(f.block_live(t, g, x.b), f.key_live(lanes, t, g, x.b));
-        // block_position(t): how many walked blocks precede block t; the list inverts it.
-        RDom later(1, num_blocks - 1, "block_position_scan");
-        f.block_position = Func("block_position");
-        f.block_position(t, g, x.b) = 0;
-        f.block_position(later, g, x.b) = f.block_position(later - 1, g, x.b) +
-                                          Halide::cast<int>(f.block_live(later - 1, g, x.b));
-        f.walk_count = Func("walk_count");
-        f.walk_count(g, x.b) = f.block_position(num_blocks - 1, g, x.b) +
-                               Halide::cast<int>(f.block_live(num_blocks - 1, g, x.b));
-        RDom live(0, num_blocks, "walk_list_fill");
-        live.where(f.block_live(live, g, x.b) != 0);
-        const Var n("n");
-        f.walk_list = Func("walk_list");
-        f.walk_list(n, g, x.b) = 0;
-        f.walk_list(Halide::clamp(f.block_position(live, g, x.b), 0, num_blocks - 1), g, x.b) =
-            live;
-        walk_count = f.walk_count(g, x.b);
-        walked_block = [&f, num_blocks, g, &x](const Expr &index) {
-            return Halide::clamp(f.walk_list(index, g, x.b), 0, num_blocks - 1);
-        };
     }
-    auto walks = [&](const Expr &index) {
-        return walk_count.defined() ? index < walk_count : in_range(index);
+    auto walks = [&](const Expr &block) {
+        if (!f.block_live.defined()) return in_range(block);
+        return in_range(block) && f.block_live(block, g, x.b) != 0;
     };
-    auto block_at = [&](const Expr &index) { return walked_block ? walked_block(index) : index; };
     // Folds a partial result (its maximum, sum and weighted values) into a running state.
     auto merge = [&](const Tuple &state, const Expr &bm, const Expr &bl, const Expr &bacc) {
         const Expr m = state[0], l = state[1], acc = state[2];
@@ -178,7 +157,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     if (key_splits <= 1) {
         f.blocks = RDom(0, num_blocks, "blocks");
         f.blocks.where(walks(f.blocks));
-        const Expr block = block_at(f.blocks);
+        const Expr block = f.blocks;
         f.running_grouped(x.e, ii, g, x.h, x.b) =
             merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(block, row, x.h, x.b),
                   f.block_sum(block, row, x.h, x.b), f.block_acc(x.e, block, row, x.h, x.b));
@@ -188,9 +167,8 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         // places, so the result is the one of a single walk up to rounding.
         const Expr blocks_per_split = (num_blocks + key_splits - 1) / key_splits;
         f.blocks = RDom(0, blocks_per_split, "blocks");
-        const Expr index = c * blocks_per_split + f.blocks;
-        f.blocks.where(walks(index));
-        const Expr block = block_at(index);
+        const Expr block = c * blocks_per_split + f.blocks;
+        f.blocks.where(walks(block));
         f.split_state = Func("split_state");
         f.split_state(x.e, ii, c, g, x.h, x.b) = empty;
         f.split_state(x.e, ii, c, g, x.h, x.b) =

@@ -37,11 +37,10 @@ struct OnlineAttentionFuncs {
     Halide::Func group_begin, group_end;
     // For a mask with a per-key test (segments, a user's mask) when the schedule asked to skip
     // empty blocks (undefined otherwise): block_live(t, g, b), whether key block t is in group
-    // g's range and holds an allowed key of one of its queries, from key_live(lane, t, g, b),
-    // the same for the keys of the block at one lane of a fold of 16; block_position(t, g, b),
-    // the number of live blocks before t; walk_count(g, b) and walk_list(n, g, b), the live
-    // blocks in order, which the walk visits instead of every block in range.
-    Halide::Func key_live, block_live, block_position, walk_count, walk_list;
+    // g's range and holds an allowed key of one of its queries, which the walk tests before it
+    // computes a block, from key_live(lane, t, g, b), the same for the keys of the block at one
+    // lane of a fold of 16.
+    Halide::Func key_live, block_live;
     Halide::RDom key_live_fold;  // key_live's update: folds of a block's keys x group's queries.
     // running_grouped(e, ii, g, h, b) = Tuple(m, l, acc) of query g * G + ii, merged over the
     // blocks t; running(e, i, h, b) is the same indexed by query.

@@ -20,10 +20,10 @@ void schedule_online_probs(algorithm::OnlineAttentionFuncs &f, const Context &ct
     Func(f.probs_scores.dot).update().reorder(v.j, f.probs_scores.d).vectorize(v.j, vec, kGuard);
 }
 
-// The list of the blocks each group walks, where the mask has a per-key test: computed once per
-// call for every group and batch element before the walk, in parallel over the groups. Each
-// block in a group's range is tested across the fold's lanes, a vector of keys at a time.
-void schedule_walk_list(algorithm::OnlineAttentionFuncs &f) {
+// Which blocks each group walks, where the mask has a per-key test: computed once per call for
+// every group and batch element before the walk (not per head), in parallel over the groups.
+// Each block in a group's range is tested across the fold's lanes, a vector of keys at a time.
+void schedule_live_blocks(algorithm::OnlineAttentionFuncs &f) {
     if (!f.block_live.defined()) return;
     const std::vector<Var> live = f.block_live.args();  // t, g, b
     const Var t = live[0], g = live[1];
@@ -32,10 +32,6 @@ void schedule_walk_list(algorithm::OnlineAttentionFuncs &f) {
     const Var lane = f.key_live.args()[0];
     f.key_live.compute_at(f.block_live, t).vectorize(lane);
     f.key_live.update().reorder(lane, f.key_live_fold.x, f.key_live_fold.y).vectorize(lane);
-    f.block_position.compute_root().parallel(g);
-    f.block_position.update().parallel(g);
-    f.walk_list.compute_root().parallel(g);
-    f.walk_list.update().parallel(g);
 }
 
 }  // namespace
@@ -148,7 +144,7 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     f.block_acc.compute_at(walk, eo).bound_extent(v.i, p.value_rows);
     schedule_feature_tile(f.block_acc, f.block_keys_acc, p, vec);
 
-    schedule_walk_list(f);
+    schedule_live_blocks(f);
     if (with_probs) schedule_online_probs(f, ctx);
 }
 
