@@ -42,7 +42,12 @@ ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in
             score -= in.alibi_slopes(h) * Halide::cast<float>(distance);
         }
         if (spec.bias) {
-            score += in.bias(Halide::clamp(j, 0, nk - 1), Halide::clamp(i, 0, nq - 1), h, b);
+            // min(index, extent - 1) reads 0 along a broadcast dim; bounds inference sees that the
+            // reads stay within the extents, so that a broadcast bias needs no buffer of the
+            // call's full size (whose B H Nq Nk elements could pass Halide's 2^31 limit).
+            const Expr row = Halide::min(Halide::clamp(i, 0, nq - 1), in.bias_rows - 1);
+            score += in.bias(Halide::clamp(j, 0, nk - 1), row, Halide::min(h, in.bias_heads - 1),
+                             Halide::min(b, in.bias_batch - 1));
         }
         // Clamped like the bias's indices: rows and keys past the ends are computed by some
         // schedules and never used, and a user's table lookup must not read past its tensor.

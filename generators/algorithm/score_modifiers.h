@@ -27,7 +27,11 @@ using ScoreModifier =
 struct ScoreInputs {
     Halide::Expr softcap;       // C > 0, float32; 0 turns the cap off.
     Halide::Func alibi_slopes;  // alibi_slopes(h), float32.
-    Halide::Func bias;          // bias(j, i, h, b), float32; the runtime broadcasts it.
+    Halide::Func bias;          // bias(j, i, h, b), float32.
+    // The bias's extents along queries, heads and batch elements: each that of the call or 1,
+    // read at 0 for every query, head or batch element (broadcast). Its key dim always has Nk
+    // entries, so that rows of keys are dense vector loads.
+    Halide::Expr bias_rows, bias_heads, bias_batch;
     // A user-written modifier (attngen/user_modifiers.h), applied after the built-in ones; it
     // receives i and j clamped into [0, nq) and [0, nk). Empty for none.
     ScoreModifier user;

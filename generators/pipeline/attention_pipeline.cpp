@@ -37,6 +37,11 @@ algorithm::KeyMask ModifierInputs::key_mask(const MaskSpec &spec, const Halide::
 algorithm::ScoreModifier ModifierInputs::score_modifier(const ScoreSpec &spec, const Expr &nq,
                                                         const Expr &nk) const {
     algorithm::ScoreInputs inputs{softcap, alibi_slopes, bias};
+    if (bias.defined()) {
+        inputs.bias_rows = bias.dim(1).extent();
+        inputs.bias_heads = bias.dim(2).extent();
+        inputs.bias_batch = bias.dim(3).extent();
+    }
     UserModifiers(*this, nq, nk).add_to(&inputs);
     return algorithm::define_score_modifier(spec, inputs, nq, nk);
 }

@@ -70,8 +70,9 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
             }
         }
         inputs_.push_back(bias);
-        // The kernel's view: every extent the call's, and stride 0 where the bias broadcasts.
-        // Kernels read rows of keys with stride 1, so a bias broadcast along Nk is expanded.
+        // The kernel's view: the bias as given, whose dims of extent 1 the kernels read at 0
+        // (score_modifiers.h). Kernels read rows of keys with stride 1, so a bias broadcast along
+        // Nk is expanded.
         bias_view_ = b;
         if (b.shape[3] == 1 && e.nk > 1) {
             const int64_t rows = b.shape[0] * b.shape[1] * b.shape[2];
@@ -90,10 +91,6 @@ Status CallModifiers::prepare(const Modifiers &m, bool causal, const ModifierExt
             }
             bias_view_ = TensorView::contiguous(bias_rows_.data(), DType::kFloat32,
                                                 {b.shape[0], b.shape[1], b.shape[2], e.nk});
-        }
-        for (int d = 0; d < 4; d++) {
-            if (bias_view_.shape[d] == 1 && full[d] > 1) bias_view_.strides[d] = 0;
-            bias_view_.shape[d] = full[d];
         }
         score_.bias = true;
     }
@@ -208,10 +205,7 @@ Status CallModifiers::bind(const Variant &kernel, KernelCall *call) {
     }
     if (kernel.score.bias) {
         TensorView bias = bias_view_;
-        if (!score_.bias) {
-            bias = TensorView::f32(zeros_float_.data(), {batch, e.heads, nq, nk})
-                       .with_strides({0, 0, 0, 1});
-        }
+        if (!score_.bias) bias = TensorView::f32(zeros_float_.data(), {1, 1, 1, nk});
         ATTNGEN_RETURN_IF_ERROR(call->buffer("bias", keep(bias)));
     }
     // A missing extra input is the kernel call's to report (KernelCall::run names it).
