@@ -136,10 +136,13 @@ class MultiheadAttention:
         return cls(*weights, **biases, num_heads=module.num_heads, schedule=schedule,
                    batch_first=module.batch_first)
 
-    def attend(self, x, memory=None, *, key_lengths=None, causal=False, out=None):
+    def attend(self, x, memory=None, *, key_lengths=None, causal=False, out=None, **modifiers):
         """x [B, Nq, d_model], memory [B, Nk, d_mem] or None (self-attention), key_lengths int
-        [B] -> y [B, Nq, d_out], in x's library: the runtime's call, batch first."""
-        return self._layer(causal).forward(x, memory, key_lengths, out)
+        [B] -> y [B, Nq, d_out], in x's library: the runtime's call, batch first. The keywords
+        of attngen.attention's modifiers (softcap, alibi_slopes, bias, window_left, window_right,
+        prefix_lengths, q_segments, kv_segments) modify the attention inside the layer, whose
+        queries are x's rows, whose keys are memory's and whose heads are the layer's."""
+        return self._layer(causal).forward(x, memory, key_lengths, out, **modifiers)
 
     def forward(self, query, key=None, value=None, key_padding_mask=None, need_weights=False,
                 attn_mask=None, average_attn_weights=True, is_causal=False):

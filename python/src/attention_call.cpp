@@ -35,9 +35,9 @@ float as_float(const char *name, py::handle value) {
     return static_cast<float>(number);
 }
 
-TensorView as_tensor(const char *name, py::handle value, PreparedCall &call) {
-    call.tensors.push_back(view_of(value, name));
-    return call.tensors.back().view;
+TensorView as_tensor(const char *name, py::handle value, std::deque<HeldTensor> &tensors) {
+    tensors.push_back(view_of(value, name));
+    return tensors.back().view;
 }
 
 template <std::optional<float> AttentionArgs::*Field>
@@ -47,24 +47,30 @@ void set_number(AttentionArgs &args, const char *name, py::handle value, Prepare
 
 template <std::optional<TensorView> AttentionArgs::*Field>
 void set_tensor(AttentionArgs &args, const char *name, py::handle value, PreparedCall &call) {
-    args.*Field = as_tensor(name, value, call);
+    args.*Field = as_tensor(name, value, call.tensors);
 }
 
-// The same for the fields of args.modifiers (attngen/modifiers.h).
+// The same for the fields of Modifiers (attngen/modifiers.h), which attention() and the layer's
+// forward() share.
+using ModifierSetter = void (*)(Modifiers &modifiers, const char *name, py::handle value,
+                                std::deque<HeldTensor> &tensors);
+
 template <std::optional<float> Modifiers::*Field>
-void set_modifier_number(AttentionArgs &args, const char *name, py::handle value, PreparedCall &) {
-    args.modifiers.*Field = as_float(name, value);
+void set_modifier_number(Modifiers &m, const char *name, py::handle value,
+                         std::deque<HeldTensor> &) {
+    m.*Field = as_float(name, value);
 }
 
 template <std::optional<TensorView> Modifiers::*Field>
-void set_modifier_tensor(AttentionArgs &args, const char *name, py::handle value,
-                         PreparedCall &call) {
-    args.modifiers.*Field = as_tensor(name, value, call);
+void set_modifier_tensor(Modifiers &m, const char *name, py::handle value,
+                         std::deque<HeldTensor> &tensors) {
+    m.*Field = as_tensor(name, value, tensors);
 }
 
 // An integer (a window side); a negative one reaches the runtime, which names it.
 template <std::optional<int64_t> Modifiers::*Field>
-void set_modifier_integer(AttentionArgs &args, const char *name, py::handle value, PreparedCall &) {
+void set_modifier_integer(Modifiers &m, const char *name, py::handle value,
+                          std::deque<HeldTensor> &) {
     if (PyBool_Check(value.ptr()) || !PyLong_Check(value.ptr())) {
         throw py::type_error(std::string(name) + ": expected an int");
     }
@@ -73,7 +79,7 @@ void set_modifier_integer(AttentionArgs &args, const char *name, py::handle valu
         PyErr_Clear();
         throw py::value_error(std::string(name) + ": the value does not fit in 64 bits");
     }
-    args.modifiers.*Field = number;
+    m.*Field = number;
 }
 
 template <std::string AttentionArgs::*Field>
@@ -98,6 +104,15 @@ constexpr Keyword kAttentionKeywords[] = {
     {"scale", set_number<&AttentionArgs::scale>},
     {"key_lengths", set_tensor<&AttentionArgs::key_lengths>},
     {"schedule", set_text<&AttentionArgs::schedule>},
+};
+
+struct ModifierKeyword {
+    const char *name;
+    ModifierSetter set;
+};
+
+// The modifier keywords of attngen.attention and MultiHeadAttention.forward.
+constexpr ModifierKeyword kModifierKeywords[] = {
     {"softcap", set_modifier_number<&Modifiers::softcap>},
     {"alibi_slopes", set_modifier_tensor<&Modifiers::alibi_slopes>},
     {"bias", set_modifier_tensor<&Modifiers::bias>},
@@ -118,6 +133,17 @@ void require_rank4(const HeldTensor &t, const char *name, const char *layout) {
 }
 
 }  // namespace
+
+bool set_modifier_keyword(attngen::Modifiers &modifiers, const std::string &name, py::handle value,
+                          std::deque<HeldTensor> &tensors) {
+    for (const ModifierKeyword &keyword : kModifierKeywords) {
+        if (name == keyword.name) {
+            keyword.set(modifiers, keyword.name, value, tensors);
+            return true;
+        }
+    }
+    return false;
+}
 
 PreparedCall prepare_attention(py::handle q, py::handle k, py::handle v,
                                const py::kwargs &keywords) {
@@ -151,11 +177,12 @@ PreparedCall prepare_attention(py::handle q, py::handle k, py::handle v,
             for (const Keyword &keyword : kAttentionKeywords) {
                 if (key == keyword.name) found = &keyword;
             }
-            if (found == nullptr) {
+            if (found != nullptr) {
+                found->set(call.args, found->name, value, call);
+            } else if (!set_modifier_keyword(call.args.modifiers, key, value, call.tensors)) {
                 throw py::type_error("attention() got an unexpected keyword argument '" + key +
                                      "'");
             }
-            found->set(call.args, found->name, value, call);
         }
     }
 

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <deque>
+#include <string>
 
 #include "attngen/attention.h"
 #include "tensor_arg.h"
@@ -31,5 +32,11 @@ struct PreparedCall {
 // docs/python.md) and makes the outputs that the caller did not pass, in the library of q.
 PreparedCall prepare_attention(py::handle q, py::handle k, py::handle v,
                                const py::kwargs &keywords);
+
+// Sets the modifier of keyword `name` (softcap, alibi_slopes, bias, window_left, window_right,
+// prefix_lengths, q_segments, kv_segments) from a value that is not None, keeping its tensor
+// alive in `tensors`; false if `name` is no modifier keyword.
+bool set_modifier_keyword(attngen::Modifiers &modifiers, const std::string &name, py::handle value,
+                          std::deque<HeldTensor> &tensors);
 
 }  // namespace attngen_py

@@ -2,9 +2,11 @@
 
 #include <pybind11/stl.h>
 
+#include <deque>
 #include <optional>
 #include <string>
 
+#include "attention_call.h"
 #include "attngen/mha.h"
 #include "status_error.h"
 #include "tensor_arg.h"
@@ -44,8 +46,9 @@ class MhaLayer {
 
     // x [B, Nq, d_model], memory [B, Nk, d_mem] or None (self-attention) -> y [B, Nq, d_out],
     // a new array of x's library unless `out` is given.
-    py::object forward(py::handle x, py::handle memory, py::handle key_lengths,
-                       py::handle out) const {
+    // The keywords are the modifiers of attngen.attention, for the attention inside the layer.
+    py::object forward(py::handle x, py::handle memory, py::handle key_lengths, py::handle out,
+                       const py::kwargs &keywords) const {
         const HeldTensor hx = view_of(x, "x");
         if (hx.view.rank != 3) {
             throw py::value_error("x: expected 3 dimensions [B, Nq, d_model], got " +
@@ -58,13 +61,21 @@ class MhaLayer {
         const HeldTensor hy =
             out.is_none() ? new_array(hx.kind, {hx.view.shape[0], hx.view.shape[1], layer_.d_out()})
                           : view_of(out, "out", Access::kWrite);
-        std::optional<attngen::TensorView> lengths_view;
-        if (lengths) lengths_view = lengths->view;
+        attngen::MhaForwardOptions options;
+        if (hm) options.memory = hm->view;
+        if (lengths) options.key_lengths = lengths->view;
+        std::deque<HeldTensor> modifier_tensors;
+        for (auto item : keywords) {
+            const std::string key = py::str(item.first);
+            if (item.second.is_none()) continue;
+            if (!set_modifier_keyword(options.modifiers, key, item.second, modifier_tensors)) {
+                throw py::type_error("forward() got an unexpected keyword argument '" + key + "'");
+            }
+        }
         attngen::Status status;
         {
             py::gil_scoped_release release;
-            status = hm ? layer_.forward(hx.view, hm->view, hy.view, lengths_view)
-                        : layer_.forward(hx.view, hy.view, lengths_view);
+            status = layer_.forward(hx.view, hy.view, options);
         }
         raise_if_error(status);
         return hy.array;
@@ -94,7 +105,8 @@ void bind_mha_layer(py::module_ &m) {
         .def("forward", &MhaLayer::forward, arg("x"), arg("memory") = py::none(),
              arg("key_lengths") = py::none(), arg("out") = py::none(),
              "x [B, Nq, d_model], memory [B, Nk, d_mem] or None (self-attention) -> y [B, Nq, "
-             "d_out]")
+             "d_out]; the keywords softcap, alibi_slopes, bias, window_left, window_right, "
+             "prefix_lengths, q_segments and kv_segments modify the attention inside the layer")
         .def_property_readonly("heads", [](const MhaLayer &l) { return l.layer().heads(); })
         .def_property_readonly("kv_heads", [](const MhaLayer &l) { return l.layer().kv_heads(); })
         .def_property_readonly("d_model", [](const MhaLayer &l) { return l.layer().d_model(); })

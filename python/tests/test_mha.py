@@ -86,6 +86,29 @@ def test_grouped_query_layer_from_numpy_arrays():
     assert_close(y, want, atol=5e-5)
 
 
+def test_modifiers_of_the_layers_attention():
+    d_model, H, d, n = 32, 2, 16, 12
+    w_q, w_k, w_v, w_o = (randn(*s, seed=i) * 0.2 for i, s in enumerate(
+        [(d_model, H * d), (d_model, H * d), (d_model, H * d), (H * d, d_model)]))
+    layer = attngen.MultiheadAttention(w_q, w_k, w_v, w_o, num_heads=H)
+    x = randn(2, n, d_model, seed=5)
+    slopes = np.array([0.5, 0.25], dtype=np.float32)
+    y = layer.attend(x, causal=True, window_left=3, softcap=2.0, alibi_slopes=slopes)
+    heads = lambda t: torch.from_numpy(t).view(2, n, H, d).transpose(1, 2)  # noqa: E731
+    q, k, v = heads(x @ w_q).double(), heads(x @ w_k).double(), heads(x @ w_v).double()
+    p, j = torch.arange(n).view(n, 1), torch.arange(n).view(1, n)
+    s = q @ k.transpose(-1, -2) / d ** 0.5
+    s = 2.0 * torch.tanh(s / 2.0) - torch.from_numpy(slopes).double().view(H, 1, 1) * (p - j).abs()
+    s = s.masked_fill(~((j <= p) & (j >= p - 3)), float("-inf"))
+    o = torch.softmax(s, dim=-1) @ v
+    want = o.transpose(1, 2).reshape(2, n, H * d) @ torch.from_numpy(w_o).double()
+    assert_close(y, want, atol=5e-5)
+    with pytest.raises(ValueError, match=r"alibi_slopes shape\[0\] \(H\) is 3"):
+        layer.attend(x, alibi_slopes=np.ones(3, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'windw_left'"):
+        layer.attend(x, windw_left=3)
+
+
 def test_refusals():
     layer = torch_layer()
     ours = attngen.MultiheadAttention.from_torch(layer)
