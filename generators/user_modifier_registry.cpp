@@ -1,6 +1,7 @@
 #include "user_modifier_registry.h"
 
 #include <map>
+#include <sstream>
 
 #include "schedule.h"
 
@@ -49,12 +50,8 @@ MaskModifierFunction registered_mask_modifier(const std::string &name) {
 
 std::vector<ExtraInput> parse_extra_inputs(const std::string &spec) {
     std::vector<ExtraInput> inputs;
-    std::size_t start = 0;
-    while (start < spec.size()) {
-        std::size_t end = spec.find('+', start);
-        if (end == std::string::npos) end = spec.size();
-        const std::string item = spec.substr(start, end - start);
-        start = end + 1;
+    std::istringstream items(spec);
+    for (std::string item; std::getline(items, item, '+');) {
         const std::size_t a = item.find(':'), b = item.rfind(':');
         const std::string type = a == b ? "" : item.substr(a + 1, b - a - 1);
         const std::string rank = a == b ? "" : item.substr(b + 1);

@@ -120,7 +120,6 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // The test is a predicate of the walk, so that the block's index stays the walk's own: an
     // index read from a list of live blocks would hide from bounds inference which block an
     // iteration computes, and every iteration would compute all of them (measured: 12x slower).
-    const Expr num_blocks = (shape.nk + T - 1) / T;
     if (skip_empty_blocks && f.mask.allowed.defined()) {
         // Folds of 16 keys fill a vector of any of the CPU targets; a block of another size
         // is tested a key at a time.
@@ -152,15 +151,15 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         return Tuple(m_new, l * alpha + bl * beta, acc * alpha + bacc * beta);
     };
     const Tuple empty(lowest, 0.0f, 0.0f);
+    const Expr num_blocks = (shape.nk + T - 1) / T;
     f.running_grouped = Func("running_grouped");
     f.running_grouped(x.e, ii, g, x.h, x.b) = empty;
     if (key_splits <= 1) {
         f.blocks = RDom(0, num_blocks, "blocks");
         f.blocks.where(walks(f.blocks));
-        const Expr block = f.blocks;
         f.running_grouped(x.e, ii, g, x.h, x.b) =
-            merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(block, row, x.h, x.b),
-                  f.block_sum(block, row, x.h, x.b), f.block_acc(x.e, block, row, x.h, x.b));
+            merge(f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(f.blocks, row, x.h, x.b),
+                  f.block_sum(f.blocks, row, x.h, x.b), f.block_acc(x.e, f.blocks, row, x.h, x.b));
     } else {
         // Split keys (flash-decoding): split c merges its own run of blocks from an empty state,
         // and the splits' results are merged in order. The merge is the same operation in both

@@ -36,7 +36,7 @@ struct ModifierInputs {
     Halide::ImageParam q_segments, kv_segments;  // int32 [B, Nq], [B, Nk] (Halide order).
     Halide::Expr softcap;                        // float32 "softcap".
     Halide::ImageParam alibi_slopes;             // float32 [H] "alibi_slopes".
-    Halide::ImageParam bias;                     // float32 [B, H, Nq, Nk], broadcast by strides.
+    Halide::ImageParam bias;                     // float32 [B, H, Nq, Nk]; dims of 1 broadcast.
     // A user's modifiers (attngen/user_modifiers.h; null for none) and the extra inputs they
     // read, by name.
     ScoreModifierFunction user_score = nullptr;
