@@ -29,7 +29,12 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.key_block = T;
     f.shape = shape;
     f.mask = mask;
-    f.k_for_head = for_query_heads(k, shape, "k_for_head");
+    // Keys clamped into [0, nk): where a block's range holds fewer keys than a score tile (a
+    // window with Nq > Nk), the schedules shift the tile inward, before key 0; those keys are
+    // never allowed, and the clamp keeps their loads within k.
+    Func k_keys("k_keys");
+    k_keys(x.d, x.j, x.h, x.b) = k(x.d, Halide::clamp(x.j, 0, shape.nk - 1), x.h, x.b);
+    f.k_for_head = for_query_heads(k_keys, shape, "k_for_head");
     f.v_for_head = for_query_heads(v, shape, "v_for_head");
     // Query rows past Nq read the last query: a schedule may then compute whole groups of rows
     // (vector lanes past Nq included) without reading outside q; those rows are never output.
