@@ -29,9 +29,16 @@ struct OnlineAttentionFuncs {
     Halide::Func block_max;      // block_max(t, i, h, b) = bm_t.
     Halide::Func block_weights;  // block_weights(j, i, h, b) = e^(s_j - bm_{j / T}).
     Halide::Func block_sum;      // block_sum(t, i, h, b) = bl_t.
-    Halide::Func block_acc;      // block_acc(e, t, i, h, b) = bacc_t.
-    int query_group = 0;         // G, queries that walk the key blocks together.
-    int key_splits = 1;          // S, runs of key blocks merged separately, then together.
+    // block_acc(e, t, ii, g, h, b) = bacc_t of query g * G + ii: over the keys of block t that
+    // every query of group g sees (block_keys_acc, bounds that depend on the group alone), then
+    // the query's own keys after and before them (block_acc_band and block_acc_lower_band, at
+    // most G each, undefined where the mask does not vary by query or has no begin).
+    Halide::Func block_acc;
+    Halide::RDom block_acc_band, block_acc_lower_band;
+    // block_common(t, g, b) = Tuple(first, count): block_keys_acc's keys, t T + first onwards.
+    Halide::Func block_common;
+    int query_group = 0;  // G, queries that walk the key blocks together.
+    int key_splits = 1;   // S, runs of key blocks merged separately, then together.
     // group_begin(g, b), group_end(g, b): the allowed keys of group g lie between its first
     // query's begin and its last query's end (mask.h: neither decreases with the query).
     Halide::Func group_begin, group_end;

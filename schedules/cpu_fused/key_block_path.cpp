@@ -80,19 +80,30 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     // The merge in the tiles of P V (below): value_rows queries by value_vectors vectors of
     // value features, the running state stored with the features fastest as out is.
     walk.compute_at(out, go).vectorize(e, vec, kGuard);
-    Halide::Stage update = walk.update();
+    // Where d_v is a multiple of the tile (the common case), a specialization rounds the tiles up
+    // and so gives the block's weighted values (computed per tile, below) a constant extent: its
+    // accumulators then stay in registers. With a test for the tail of d_v on each vector, they
+    // went to memory on every multiply-add.
+    const int tile_e = p.value_vectors * vec;
     Var io("io"), ir("ir"), eu("eu"), el("el");
-    update.split(ii, io, ir, p.value_rows)
-        .split(e, eo, ei, p.value_vectors * vec, kGuard)
-        .split(ei, eu, el, vec)
-        .reorder(el, eu, ir, eo, io, Halide::RVar(f.blocks))
-        .vectorize(el)
-        .unroll(eu)
-        .unroll(ir);
+    auto merge_tiles = [&](Halide::Stage update, TailStrategy tail) {
+        update.split(ii, io, ir, p.value_rows)
+            .split(e, eo, ei, tile_e, tail)
+            .split(ei, eu, el, vec)
+            .reorder(el, eu, ir, eo, io, Halide::RVar(f.blocks))
+            .vectorize(el)
+            .unroll(eu)
+            .unroll(ir);
+        if (f.key_splits > 1) {
+            // The splits of one group are parallel tasks inside its task: a call with fewer
+            // groups than threads (a few queries against a long cache) still keeps every thread
+            // busy.
+            update.parallel(args[2]);
+        }
+    };
+    merge_tiles(walk.update().specialize(f.shape.d_v % tile_e == 0), TailStrategy::RoundUp);
+    merge_tiles(walk.update(), kGuard);
     if (f.key_splits > 1) {
-        // The splits of one group are parallel tasks inside its task: a call with fewer groups
-        // than threads (a few queries against a long cache) still keeps every thread busy.
-        update.parallel(args[2]);
         Func running = f.running_grouped;
         const std::vector<Var> rargs = running.args();
         running.compute_at(out, go).vectorize(rargs[0], vec, kGuard);
@@ -122,9 +133,10 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     dot_block.compute_at(walk, blocks).bound_extent(v.i, bq).reorder_storage(v.i, v.j);
     schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
 
-    // The block's maximum, weights and sum, vectorized across the group's queries. The maximum is
-    // stored query-fastest too: stored block-fastest (its first argument), every access was a
-    // gather or scatter (B1 H8 Nq17 Nk30000 d64: 19 to 15 ms).
+    // The block's maximum, weights and sum, vectorized across the group's queries. The maximum
+    // and sum are stored query-fastest too: stored block-fastest (their first argument), every
+    // access was a gather or scatter (B1 H8 Nq17 Nk30000 d64: 19 to 15 ms for the maximum; causal
+    // window L = 1024, B1 H8 N16384 d64: a quarter of the time went to the sum's).
     const Var t = f.block_max.args()[0];
     f.block_max.compute_at(walk, blocks)
         .bound_extent(v.i, bq)
@@ -136,13 +148,20 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .reorder_storage(v.i, v.j)
         .reorder(v.i, v.j)
         .vectorize(v.i, bq);
-    f.block_sum.compute_at(walk, blocks).bound_extent(v.i, bq).vectorize(v.i, bq);
+    f.block_sum.compute_at(walk, blocks)
+        .bound_extent(v.i, bq)
+        .reorder_storage(v.i, t)
+        .vectorize(v.i, bq);
     f.block_sum.update().reorder(v.i, f.block_keys_sum).vectorize(v.i, bq);
 
     // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
-    // per tile of the merge.
-    f.block_acc.compute_at(walk, eo).bound_extent(v.i, p.value_rows);
-    schedule_feature_tile(f.block_acc, f.block_keys_acc, p, vec);
+    // per tile of the merge. The keys of the group's common range run without a test; the
+    // bands, at most block_q keys each per block, test each query.
+    const Var acc_rows = f.block_acc.args()[2];
+    f.block_common.compute_at(walk, blocks);
+    f.block_acc.compute_at(walk, eo).bound_extent(acc_rows, p.value_rows);
+    schedule_feature_tile(f.block_acc, acc_rows,
+                          {f.block_keys_acc, f.block_acc_band, f.block_acc_lower_band}, p, vec);
 
     schedule_live_blocks(f);
     if (with_probs) schedule_online_probs(f, ctx);

@@ -22,10 +22,11 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
                      const FusedParams &params);
 
 // The P V register tile of value_rows queries by value_vectors vectors of value features of acc
-// (the weighted values, features first), vectorized across the features. The caller places acc
-// and bounds its query rows.
-void schedule_feature_tile(Halide::Func acc, const Halide::RVar &keys, const FusedParams &p,
-                           int vec);
+// (the weighted values, features first, its queries along `rows`), vectorized across the
+// features: one update of acc per reduction domain in `keys`, in order (an undefined one has
+// none). The caller places acc and bounds its query rows.
+void schedule_feature_tile(Halide::Func acc, const Halide::Var &rows,
+                           const std::vector<Halide::RDom> &keys, const FusedParams &p, int vec);
 
 // The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in
 // register tiles of bq x key_tile, query index fastest.

@@ -13,22 +13,26 @@ using Halide::Var;
 // (the weighted values, features first), vectorized across the features: per key, value_vectors
 // vector loads of its value row and value_rows broadcasts of weights. The caller places acc and
 // bounds its query rows.
-void schedule_feature_tile(Func acc, const Halide::RVar &keys, const FusedParams &p, int vec) {
-    const auto &v = algorithm::dims();
+void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::RDom> &keys,
+                           const FusedParams &p, int vec) {
     const Var e = acc.args()[0];
     Var eu("eu"), el("el");
     acc.bound_storage(e, p.value_vectors * vec)
         .split(e, eu, el, vec, kGuard)
-        .reorder(el, eu, v.i)
+        .reorder(el, eu, rows)
         .vectorize(el)
         .unroll(eu)
-        .unroll(v.i);
-    acc.update()
-        .split(e, eu, el, vec, kGuard)
-        .reorder(el, eu, v.i, keys)
-        .vectorize(el)
-        .unroll(eu)
-        .unroll(v.i);
+        .unroll(rows);
+    int stage = 0;
+    for (const Halide::RDom &r : keys) {
+        if (!r.defined()) continue;
+        acc.update(stage++)
+            .split(e, eu, el, vec, kGuard)
+            .reorder(el, eu, rows, Halide::RVar(r))
+            .vectorize(el)
+            .unroll(eu)
+            .unroll(rows);
+    }
 }
 
 // The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
