@@ -50,29 +50,32 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     const Expr end = f.mask.end(x.i, x.b);
 
     // Per block: the maximum, the weights relative to it, their sum and the weighted values,
-    // over the block's allowed keys. The clamp changes no allowed key; it tells bounds
-    // inference, which ignores predicates, that no key past nk is read.
-    auto block_rdom = [&](const std::string &name) {
-        RDom r(0, T, name);
-        r.where(f.mask.allows(t * T + r, x.i, x.b));
-        return r;
-    };
+    // over the block's allowed keys. The maximum and the sum visit every key of the block and
+    // choose their identity for a key the query may not see, rather than guarding the key with a
+    // predicate: a schedule that vectorizes them across queries then keeps each vector of
+    // queries in a register over the block's keys, where a predicate masked the loads and stores
+    // of every key (the choice also keeps a refused key's score, even NaN, out). The clamp
+    // changes no allowed key; it tells bounds inference that no key past nk is read.
     auto key_of = [&](const RDom &r) { return Halide::min(t * T + r, shape.nk - 1); };
+    auto allowed = [&](const RDom &r) { return f.mask.allows(t * T + r, x.i, x.b); };
 
-    f.block_keys_max = block_rdom("block_keys_max");
+    f.block_keys_max = RDom(0, T, "block_keys_max");
     f.block_max = Func("block_max");
     f.block_max(t, x.i, x.h, x.b) = lowest;
     f.block_max(t, x.i, x.h, x.b) =
-        Halide::max(f.block_max(t, x.i, x.h, x.b), s(key_of(f.block_keys_max), x.i, x.h, x.b));
+        Halide::max(f.block_max(t, x.i, x.h, x.b),
+                    Halide::select(allowed(f.block_keys_max),
+                                   s(key_of(f.block_keys_max), x.i, x.h, x.b), lowest));
 
     f.block_weights = Func("block_weights");
     f.block_weights(x.j, x.i, x.h, x.b) =
         exp2_nonpositive(s(x.j, x.i, x.h, x.b) - f.block_max(x.j / T, x.i, x.h, x.b));
 
-    f.block_keys_sum = block_rdom("block_keys_sum");
+    f.block_keys_sum = RDom(0, T, "block_keys_sum");
     f.block_sum = Func("block_sum");
     f.block_sum(t, x.i, x.h, x.b) = 0.0f;
-    f.block_sum(t, x.i, x.h, x.b) += f.block_weights(key_of(f.block_keys_sum), x.i, x.h, x.b);
+    f.block_sum(t, x.i, x.h, x.b) += Halide::select(
+        allowed(f.block_keys_sum), f.block_weights(key_of(f.block_keys_sum), x.i, x.h, x.b), 0.0f);
 
     // The weighted values, indexed by the walk's group g of G queries and the query ii within it
     // (row g * G + ii), as reduce_over_keys (mask.h) splits a reduction: the block's keys that

@@ -142,7 +142,7 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .bound_extent(v.i, bq)
         .reorder_storage(v.i, t)
         .vectorize(v.i, bq);
-    f.block_max.update().reorder(v.i, f.block_keys_max).vectorize(v.i, bq);
+    f.block_max.update().reorder(f.block_keys_max, v.i).vectorize(v.i, bq);
     f.block_weights.compute_at(walk, blocks)
         .bound_extent(v.i, bq)
         .reorder_storage(v.i, v.j)
@@ -152,7 +152,7 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .bound_extent(v.i, bq)
         .reorder_storage(v.i, t)
         .vectorize(v.i, bq);
-    f.block_sum.update().reorder(v.i, f.block_keys_sum).vectorize(v.i, bq);
+    f.block_sum.update().reorder(f.block_keys_sum, v.i).vectorize(v.i, bq);
 
     // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
     // per tile of the merge. The keys of the group's common range run without a test; the
