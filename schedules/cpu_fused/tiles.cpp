@@ -23,15 +23,16 @@ void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::
         .vectorize(el)
         .unroll(eu)
         .unroll(rows);
+    // The first domain in the register tile; the others (bands of a few keys at the edges of a
+    // range) as plain vector loops: unrolled, their copies of the per-query tests made the
+    // lowering of a kernel with every modifier several times slower for a small share of its
+    // multiply-adds.
     int stage = 0;
     for (const Halide::RDom &r : keys) {
         if (!r.defined()) continue;
-        acc.update(stage++)
-            .split(e, eu, el, vec, kGuard)
-            .reorder(el, eu, rows, Halide::RVar(r))
-            .vectorize(el)
-            .unroll(eu)
-            .unroll(rows);
+        Stage update = acc.update(stage++);
+        update.split(e, eu, el, vec, kGuard).reorder(el, eu, rows, Halide::RVar(r)).vectorize(el);
+        if (stage == 1) update.unroll(eu).unroll(rows);
     }
 }
 
