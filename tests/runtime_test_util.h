@@ -48,17 +48,38 @@ inline std::vector<Kernel> AttentionKernels() {
     return kernels;
 }
 
+// The tuned kernel that takes every call of untuned kernel k, or nullptr: one of k's own variant
+// that serves calls here, which the dispatch prefers to k (kernel_choice.cpp, better). A build
+// from a tuning database that retuned a default kernel's bucket on this target has such a pair.
+inline const Kernel *TunedReplacementOf(const Kernel &k) {
+    static const std::vector<Kernel> kernels = list_kernels();
+    if (!k.variant.tuning.empty()) return nullptr;
+    for (const Kernel &other : kernels) {
+        if (!other.serves_calls || other.variant.tuning.empty()) continue;
+        Variant untuned = other.variant;
+        untuned.tuning.clear();
+        untuned.tuned_for.clear();
+        if (untuned.to_string() == k.variant.to_string()) return &other;
+    }
+    return nullptr;
+}
+
 // Skips a test of kernel k where the dispatch does not pick it (Kernel::serves_calls: this CPU
-// runs none of its targets, or it was tuned on machines of another target). The test list still
-// names it, so that a run under another ATTNGEN_MAX_CPU_ISA or on another machine says what it
-// left out; KernelBounds.KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults checks that such
-// calls go to a kernel that is tested.
+// runs none of its targets, or it was tuned on machines of another target; or a tuned kernel of
+// its variant takes its calls). The test list still names it, so that a run under another
+// ATTNGEN_MAX_CPU_ISA or on another machine says what it left out;
+// KernelBounds.KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults checks that such calls
+// go to a kernel that is tested.
 #define ATTNGEN_SKIP_UNLESS_SERVED(k)                                                             \
     do {                                                                                          \
         if (!(k).serves_calls) {                                                                  \
             GTEST_SKIP() << (k).name << " does not serve calls on this CPU: compiled for "        \
                          << (k).targets << ", this CPU runs "                                     \
                          << ((k).selected_target.empty() ? "none of them" : (k).selected_target); \
+        }                                                                                         \
+        if (const Kernel *tuned = TunedReplacementOf(k)) {                                        \
+            GTEST_SKIP() << (k).name << " serves no call: " << tuned->name                        \
+                         << ", tuned from its variant, takes them";                               \
         }                                                                                         \
     } while (0)
 

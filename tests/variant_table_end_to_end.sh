@@ -8,7 +8,8 @@
 #   3. `attngen tune` on a head-dim-48 decode shape tunes the added kernel's bucket (the table is
 #      the only place its query bound of 4 comes from) and another bucket;
 #   4. the same build with that database compiles the tuned kernels, and they and the added one
-#      pass the runtime's correctness list (KernelTest).
+#      pass the runtime's correctness list (KernelTest; the added one is skipped when the tuner
+#      kept other parameters for its own bucket, whose tuned kernel then takes all its calls).
 #   variant_table_end_to_end.sh <source dir> <native build dir> [<budget in s>]
 set -euo pipefail
 source_dir="$1"

@@ -24,7 +24,8 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 // The P V register tile of value_rows queries by value_vectors vectors of value features of acc
 // (the weighted values, features first, its queries along `rows`), vectorized across the
 // features: one update of acc per reduction domain in `keys`, in order (an undefined one has
-// none). The caller places acc and bounds its query rows.
+// none), the first in the register tile and the others (bands of a few keys) as plain vector
+// loops. The caller places acc and bounds its query rows.
 void schedule_feature_tile(Halide::Func acc, const Halide::Var &rows,
                            const std::vector<Halide::RDom> &keys, const FusedParams &p, int vec);
 
