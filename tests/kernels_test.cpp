@@ -130,8 +130,10 @@ TEST(KernelBounds, LongSequenceKernelsServeCallsFromTheirKeyBoundOn) {
 TEST(KernelBounds, BlockKernelsMatchTheReferenceWithValuesBeyondTheCache) {
     int block_kernels = 0;
     for (const Kernel &k : AttentionKernels()) {
+        // Kernels with modifiers serve only calls that pass them.
         if (!k.serves_calls || k.variant.schedule != "cpu_fused" || k.variant.mask.causal ||
-            k.variant.probs || k.variant.max_queries > 0 || k.variant.min_keys > 0 ||
+            k.variant.mask.extra_kinds() > 0 || k.variant.score.any() || k.variant.probs ||
+            k.variant.max_queries > 0 || k.variant.min_keys > 0 ||
             k.variant.d_k <= 0 || k.variant.d_k != k.variant.d_v ||
             (k.variant.heads > 0 && k.variant.heads != 2)) {
             continue;

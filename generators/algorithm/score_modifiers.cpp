@@ -1,5 +1,6 @@
 #include "score_modifiers.h"
 
+#include "dims.h"
 #include "numerics.h"
 
 namespace attngen::algorithm {
@@ -28,27 +29,38 @@ Expr tanh_by_exp2(const Expr &x) {
 ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in, const Expr &nq,
                                     const Expr &nk) {
     if (!spec.any() && !in.user) return {};
-    return [spec, in, nq, nk](const Expr &s, const Expr &j, const Expr &i, const Expr &h,
-                              const Expr &b) {
+    ScoreModifier modifier;
+    if (spec.bias) {
+        // min(index, extent - 1) reads 0 along a broadcast dim; bounds inference sees that the
+        // reads stay within the extents, so that a broadcast bias needs no buffer of the call's
+        // full size (whose B H Nq Nk elements could pass Halide's 2^31 limit).
+        const Dims &v = dims();
+        const Expr row = Halide::min(Halide::clamp(v.i, 0, nq - 1), in.bias_rows - 1);
+        modifier.bias = Halide::Func("score_bias");
+        modifier.bias(v.j, v.i, v.h, v.b) =
+            in.bias(Halide::clamp(v.j, 0, nk - 1), row, Halide::min(v.h, in.bias_heads - 1),
+                    Halide::min(v.b, in.bias_batch - 1));
+    }
+    modifier.apply = [spec, in, nq, nk, bias = modifier.bias](const Expr &s, const Expr &j,
+                                                              const Expr &i, const Expr &h,
+                                                              const Expr &b) {
         Expr score = s;
         if (spec.softcap) {
             // A softcap of 0 is off: the value by which the runtime runs a call without a
-            // softcap on a kernel with one. One select per score, next to a tanh.
-            score = Halide::select(in.softcap > 0.0f, in.softcap * tanh_by_exp2(score / in.softcap),
-                                   score);
+            // softcap on a kernel with one. One select per score, next to a tanh. The reciprocal
+            // of C is computed once per call, so that each score costs a multiplication.
+            const Expr inverse_cap = 1.0f / in.softcap;
+            score = Halide::select(in.softcap > 0.0f,
+                                   in.softcap * tanh_by_exp2(score * inverse_cap), score);
         }
         if (spec.alibi) {
-            const Expr distance = Halide::abs(i + (nk - nq) - j);
-            score -= in.alibi_slopes(h) * Halide::cast<float>(distance);
+            // The distance converted before its magnitude is taken: abs of an int32 is a uint32,
+            // whose conversion to float takes several instructions on AVX2 and SSE. Exact below
+            // 2^24 keys.
+            const Expr distance = Halide::abs(Halide::cast<float>(i + (nk - nq) - j));
+            score -= in.alibi_slopes(h) * distance;
         }
-        if (spec.bias) {
-            // min(index, extent - 1) reads 0 along a broadcast dim; bounds inference sees that the
-            // reads stay within the extents, so that a broadcast bias needs no buffer of the
-            // call's full size (whose B H Nq Nk elements could pass Halide's 2^31 limit).
-            const Expr row = Halide::min(Halide::clamp(i, 0, nq - 1), in.bias_rows - 1);
-            score += in.bias(Halide::clamp(j, 0, nk - 1), row, Halide::min(h, in.bias_heads - 1),
-                             Halide::min(b, in.bias_batch - 1));
-        }
+        if (spec.bias) score += bias(j, i, h, b);
         // Clamped like the bias's indices: rows and keys past the ends are computed by some
         // schedules and never used, and a user's table lookup must not read past its tensor.
         if (in.user) {
@@ -56,6 +68,7 @@ ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in
         }
         return score;
     };
+    return modifier;
 }
 
 }  // namespace attngen::algorithm

@@ -18,10 +18,26 @@
 namespace attngen::algorithm {
 
 // s -> the modified score of key j for query i of head h in batch element b, in natural units
-// (before the softmax's change to base 2). Empty: the score is used as it is.
-using ScoreModifier =
+// (before the softmax's change to base 2).
+using ScoreFunction =
     std::function<Halide::Expr(const Halide::Expr &s, const Halide::Expr &j, const Halide::Expr &i,
                                const Halide::Expr &h, const Halide::Expr &b)>;
+
+// A score modifier and what a schedule may want to place of it. Empty: the score is used as it
+// is.
+struct ScoreModifier {
+    ScoreFunction apply;
+    // The bias as the modifier reads it, bias(j, i, h, b) with its broadcast dims and the clamps
+    // of its indices applied; defined where the modifier adds a bias. Schedules that keep scores
+    // query-fastest stage it: its rows are dense along the keys.
+    Halide::Func bias;
+
+    explicit operator bool() const { return static_cast<bool>(apply); }
+    Halide::Expr operator()(const Halide::Expr &s, const Halide::Expr &j, const Halide::Expr &i,
+                            const Halide::Expr &h, const Halide::Expr &b) const {
+        return apply(s, j, i, h, b);
+    }
+};
 
 // The run-time values of the built-in modifiers, each defined where the spec has it.
 struct ScoreInputs {
@@ -34,7 +50,7 @@ struct ScoreInputs {
     Halide::Expr bias_rows, bias_heads, bias_batch;
     // A user-written modifier (attngen/user_modifiers.h), applied after the built-in ones; it
     // receives i and j clamped into [0, nq) and [0, nk). Empty for none.
-    ScoreModifier user;
+    ScoreFunction user;
 };
 
 // The modifier of a spec and a user's; empty where there is neither. nq and nk give p(i), and bound

@@ -26,6 +26,8 @@ ScoresFuncs define_scores(const Func &q, const Func &k, const Expr &d_k, const E
         // The attention callers' scale is natural_scale log2(e) (base_two_scale).
         const Expr natural = f.dot(v.j, v.i, v.h, v.b) * natural_scale;
         scaled = modifier(natural, v.j, v.i, v.h, v.b) * kLog2e;
+        f.modified = true;
+        f.bias = modifier.bias;
     }
     f.scores(v.j, v.i, v.h, v.b) =
         masked ? Halide::select(mask.allows(v.j, v.i, v.b), scaled, masked_score()) : scaled;

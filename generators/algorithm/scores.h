@@ -17,6 +17,12 @@ struct ScoresFuncs {
     Halide::Func dot;     // dot(j, i, h, b) = sum_d q(d, i, h, b) k(d, j, h, b), unscaled.
     Halide::Func scores;  // scores(j, i, h, b) = dot * scale, or -inf where masked (if masked).
     Halide::RDom d;       // The reduction over the head dimension d_k.
+    // Whether scores applies a score modifier (softcap, ALiBi, a bias, a user's): then each
+    // score costs more than its scale, and a schedule that reads a score twice (a row's maximum,
+    // then its weight) stores the modified scores rather than recomputing them.
+    bool modified = false;
+    // The modifier's bias, bias(j, i, h, b), where it adds one (ScoreModifier::bias).
+    Halide::Func bias;
 };
 
 // With masked = false the scores of masked keys are left as they are: for consumers that visit

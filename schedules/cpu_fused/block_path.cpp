@@ -75,8 +75,9 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // block_q x key_tile. With at least one tile of keys the last tile shifts inwards and
     // recomputes a few scores rather than guarding every key of every tile.
     Func dot = f.scores.dot;
-    Func dot_block = dot.in();
+    Func dot_block = score_block(f.scores);
     dot_block.compute_at(out, io).reorder_storage(v.i, v.j);
+    stage_score_bias(f.scores, Halide::LoopLevel(out, io), vec);
     schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
 
     // Row statistics, vectorized across the block's queries. The key loops sit inside the

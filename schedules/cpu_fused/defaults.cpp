@@ -94,9 +94,10 @@ const std::vector<DefaultRow> &rows() {
         // Nq4 Nk32768 and 0.97 at Nq17 Nk32768; at Nq8 Nk32768 blocks of 2048 in 2 runs took 0.87
         // and of 1024 in 8 runs 0.86. The decode path, which streams the keys once per query,
         // took 0.45-0.64 at Nq3-4 Nk <= 8192 but 0.98 at Nq8 Nk8192 and 1.50 at Nq8 Nk32768, so
-        // key blocks are the default that never loses. With 16 vector registers the decode path won everywhere (AVX2: 0.26 at Nq3
-        // Nk4096, 0.54 at Nq8 Nk8192, 0.74 at Nq8 Nk32768, 0.45 at Nq4 Nk32768, where key blocks
-        // took 0.59, 0.61, 0.89 and 0.90; SSE4.1: 0.24 and 0.98), and such kernels keep it.
+        // key blocks are the default that never loses. With 16 vector registers the decode path won
+        // everywhere (AVX2: 0.26 at Nq3 Nk4096, 0.54 at Nq8 Nk8192, 0.74 at Nq8 Nk32768, 0.45 at
+        // Nq4 Nk32768, where key blocks took 0.59, 0.61, 0.89 and 0.90; SSE4.1: 0.24 and 0.98), and
+        // such kernels keep it.
         {"split_keys", kFewQueriesD64Avx512, 0, "key blocks: see key_block"},
         {"key_block", kFewQueriesD64Avx512, 2048,
          "a few queries against a cache, AVX-512: see the measurements above"},

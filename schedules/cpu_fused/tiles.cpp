@@ -36,9 +36,28 @@ void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::
     }
 }
 
-// The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
-// tiles of bq x key_tile, query index fastest. With at least one tile of keys the last tile
-// shifts inwards and recomputes a few scores rather than guarding every key of every tile.
+Func score_block(const algorithm::ScoresFuncs &scores) {
+    return scores.modified ? Func(scores.scores).in() : Func(scores.dot).in();
+}
+
+void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLevel &at, int vec) {
+    if (!scores.bias.defined()) return;
+    const auto &v = algorithm::dims();
+    // Square tiles of vec keys by vec queries, both vectorized with the keys inner: each tile is
+    // vec dense loads along a bias row, transposed in registers (LLVM's permutes) and stored as
+    // vec dense vectors of queries.
+    Var jo("jo"), io("io"), ji("ji"), ii("ii");
+    Func bias = scores.bias;
+    bias.compute_at(at)
+        .reorder_storage(v.i, v.j)
+        .tile(v.j, v.i, jo, io, ji, ii, vec, vec, kGuard)
+        .vectorize(ji)
+        .vectorize(ii);
+}
+
+// The scores of a block of bq queries (dot_block, score_block's wrapper computed per block) in
+// register tiles of bq x key_tile, query index fastest. With at least one tile of keys the last
+// tile shifts inwards and recomputes a few scores rather than guarding every key of every tile.
 void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const Halide::Expr &nk,
                           int bq, const FusedParams &p) {
     const auto &v = algorithm::dims();
