@@ -123,14 +123,14 @@ void stage_kernel_projection(benchmark::State &state, const stage_kernels::Stage
     Halide::Runtime::Buffer<float> bias(const_cast<float *>(d.bias.data()), d.out);
     Halide::Runtime::Buffer<float> out(y.data(), d.out, d.rows, 1);
     set_num_threads(threads);
-    state.SetLabel(kernel.name);
+    state.SetLabel(kernel.kernel.name);
     time_projection(
         state, threads, kHalideThreads,
         [&] {
             const int status = kernel.projection(nullptr, x.raw_buffer(), w.raw_buffer(),
                                                  bias.raw_buffer(), out.raw_buffer());
             return status == 0 ? std::string()
-                               : "kernel " + std::string(kernel.name) + " failed (Halide error " +
+                               : "kernel " + kernel.kernel.name + " failed (Halide error " +
                                      std::to_string(status) + ")";
         },
         [&] { return check(y); });
