@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "onednn_primitives.h"
+
 namespace attngen::bench {
 
 namespace {
@@ -55,16 +57,8 @@ class OneDnnHeads {
             post_ops.append_binary(dnnl::algorithm::binary_add, mask_md);
             scores_attr.set_post_ops(post_ops);
         }
-        dnnl::matmul::primitive_desc scores_pd(dnnl::matmul::desc(q_md, k_t_md, scores_md),
-                                               scores_attr, engine_);
-        dnnl::softmax_forward::primitive_desc softmax_pd(
-            dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, scores_md, 3), engine_);
-        dnnl::matmul::primitive_desc mix_pd(dnnl::matmul::desc(scores_md, v_md, out_md), engine_);
-        scores_ = dnnl::matmul(scores_pd);
-        softmax_ = dnnl::softmax_forward(softmax_pd);
-        mix_ = dnnl::matmul(mix_pd);
-        implementations_ = std::string(scores_pd.impl_info_str()) + "," +
-                           softmax_pd.impl_info_str() + "," + mix_pd.impl_info_str();
+        primitives_ = std::make_unique<OneDnnAttentionPrimitives>(engine_, q_md, k_t_md, v_md,
+                                                                  scores_md, out_md, scores_attr);
 
         q_ = memory(q_md, engine_, t.q);
         k_t_ = memory(k_t_md, engine_, t.k);
@@ -77,21 +71,20 @@ class OneDnnHeads {
         std::unordered_map<int, memory> scores_args = {
             {DNNL_ARG_SRC, q_}, {DNNL_ARG_WEIGHTS, k_t_}, {DNNL_ARG_DST, scores_mem_}};
         if (mask_) scores_args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = mask_;
-        scores_.execute(stream, scores_args);
-        softmax_.execute(stream, {{DNNL_ARG_SRC, scores_mem_}, {DNNL_ARG_DST, scores_mem_}});
-        mix_.execute(stream,
-                     {{DNNL_ARG_SRC, scores_mem_}, {DNNL_ARG_WEIGHTS, v_}, {DNNL_ARG_DST, out_}});
+        primitives_->scores.execute(stream, scores_args);
+        primitives_->softmax.execute(stream,
+                                     {{DNNL_ARG_SRC, scores_mem_}, {DNNL_ARG_DST, scores_mem_}});
+        primitives_->mix.execute(
+            stream, {{DNNL_ARG_SRC, scores_mem_}, {DNNL_ARG_WEIGHTS, v_}, {DNNL_ARG_DST, out_}});
     }
 
     // The oneDNN implementations chosen for the three primitives, e.g. "brg:avx512_core".
-    const std::string &implementations() const { return implementations_; }
+    const std::string &implementations() const { return primitives_->implementations; }
 
   private:
     dnnl::engine engine_;
-    dnnl::matmul scores_, mix_;
-    dnnl::softmax_forward softmax_;
+    std::unique_ptr<OneDnnAttentionPrimitives> primitives_;
     memory q_, k_t_, v_, scores_mem_, out_, mask_;
-    std::string implementations_;
 };
 
 Dims contiguous_strides(const BenchShape &s, int64_t heads, int64_t n) {
