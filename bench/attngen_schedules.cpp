@@ -6,6 +6,24 @@ namespace attngen::bench {
 
 namespace {
 
+// The shape's modifiers as the runtime takes them, on the tensors of `p`.
+Modifiers modifiers_of(const BenchShape &s, const ProblemData &p) {
+    const ShapeModifiers &m = s.modifiers;
+    Modifiers modifiers;
+    if (m.window_left >= 0) modifiers.window_left = m.window_left;
+    if (m.softcap > 0) modifiers.softcap = m.softcap;
+    if (m.alibi) modifiers.alibi_slopes = TensorView::f32(p.alibi_slopes.data(), {s.heads});
+    if (!m.bias_dims.empty()) {
+        const std::vector<int64_t> &dims = m.bias_dims;
+        modifiers.bias = TensorView::f32(p.bias.data(), {dims[0], dims[1], dims[2], dims[3]});
+    }
+    if (m.documents > 0) {
+        modifiers.q_segments = TensorView::i32(p.q_segments.data(), {s.batch, s.nq});
+        modifiers.kv_segments = TensorView::i32(p.kv_segments.data(), {s.batch, s.nk});
+    }
+    return modifiers;
+}
+
 class ScheduledAttention : public Computation {
   public:
     ScheduledAttention(const BenchShape &s, const ProblemData &p, const std::string &schedule)
@@ -15,6 +33,7 @@ class ScheduledAttention : public Computation {
         args_.v = TensorView::f32(p.v.data(), {s.batch, s.kv_heads, s.nk, s.d});
         args_.out = TensorView::f32(out_.data(), {s.batch, s.heads, s.nq, s.d});
         args_.causal = s.causal;
+        args_.modifiers = modifiers_of(s, p);
         args_.schedule = schedule;
     }
 
@@ -65,16 +84,27 @@ class ScheduledLayer : public Computation {
     TensorView x_, y_;
 };
 
-// Whether the build has a kernel of `schedule` that can compute `shape`.
+// Whether the build has a kernel of `schedule` that can compute `shape`, its modifiers included
+// (a kernel with more modifiers than the shape's serves it with neutral values for the others).
 bool has_kernel(const std::string &schedule, const BenchShape &shape) {
+    const ShapeModifiers &m = shape.modifiers;
+    MaskSpec mask;
+    mask.causal = shape.causal;
+    mask.window = m.window_left >= 0;
+    mask.segments = m.documents > 0;
+    ScoreSpec score;
+    score.softcap = m.softcap > 0;
+    score.alibi = m.alibi;
+    score.bias = !m.bias_dims.empty();
     for (const Kernel &k : list_kernels()) {
         auto fits = [](int specialized, int64_t value) {
             return specialized == 0 || specialized == value;
         };
         const Variant &v = k.variant;
         if (k.serves_calls && v.schedule == schedule &&
-            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) && v.mask.causal == shape.causal &&
-            !v.probs && fits(v.heads, shape.heads) && fits(v.kv_heads, shape.kv_heads) &&
+            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) && v.mask.covers(mask) &&
+            v.score.covers(score) && v.score_mod.empty() && v.mask_mod.empty() && !v.probs &&
+            fits(v.heads, shape.heads) && fits(v.kv_heads, shape.kv_heads) &&
             fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
             return true;
     }

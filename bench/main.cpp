@@ -44,7 +44,8 @@ std::vector<Implementation> all_implementations() {
 }
 
 // Describes the run in the JSON output's context, so that make_results.py needs no copy of this
-// program's tables: "shape/<id>" is "<description>; <dims>", "sweep/<id>" the sweep's N, and
+// program's tables: "shape/<id>" is "<description>; <dims>", "sweep/<id>" the sweep's N,
+// "modifiers/<id>" the modifiers of a shape that has some (shapes.h), and
 // "implementations/schedules" and "implementations/peers" list the implementations by kind, and
 // "excluded/<implementation>/<shape ids>" is the reason (see exclusions.h; the shape ids are in
 // the key because one implementation may be excluded from different shapes for different reasons,
@@ -54,6 +55,8 @@ void describe_run(const std::vector<Implementation> &implementations) {
         benchmark::AddCustomContext("shape/" + shape.id, shape.description + "; " + shape.dims());
         if (shape.sweep_n > 0)
             benchmark::AddCustomContext("sweep/" + shape.id, std::to_string(shape.sweep_n));
+        if (shape.modifiers.any())
+            benchmark::AddCustomContext("modifiers/" + shape.id, shape.modifiers.to_string());
     }
     std::string schedules, peers;
     for (const Implementation &impl : implementations) {

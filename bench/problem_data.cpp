@@ -17,6 +17,41 @@ Floats uniform(std::size_t n, uint32_t seed, float bound) {
     return values;
 }
 
+Floats normal(std::size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    Floats values(n);
+    for (float &x : values) x = dist(rng);
+    return values;
+}
+
+// Documents in runs of equal length: 0 for the first n / documents, then 1, ..., for every
+// batch element.
+std::vector<int32_t> document_ids(int64_t batch, int64_t n, int64_t documents) {
+    std::vector<int32_t> ids(batch * n);
+    for (int64_t i = 0; i < batch * n; i++) ids[i] = static_cast<int32_t>(i % n / (n / documents));
+    return ids;
+}
+
+void make_modifier_data(const BenchShape &s, ProblemData &p) {
+    const ShapeModifiers &m = s.modifiers;
+    if (m.alibi) {
+        // The slopes of the ALiBi paper for a power-of-two head count: 2^(-8 (h + 1) / H).
+        p.alibi_slopes.resize(s.heads);
+        for (int64_t h = 0; h < s.heads; h++)
+            p.alibi_slopes[h] = std::exp2(-8.0f * static_cast<float>(h + 1) / s.heads);
+    }
+    if (!m.bias_dims.empty()) {
+        std::size_t n = 1;
+        for (int64_t extent : m.bias_dims) n *= extent;
+        p.bias = normal(n, 4);
+    }
+    if (m.documents > 0) {
+        p.q_segments = document_ids(s.batch, s.nq, m.documents);
+        p.kv_segments = document_ids(s.batch, s.nk, m.documents);
+    }
+}
+
 ProblemData make_problem_data(const BenchShape &s) {
     ProblemData p;
     if (s.is_mha()) {
@@ -30,9 +65,17 @@ ProblemData make_problem_data(const BenchShape &s) {
         p.w_v = uniform(s.d_model * width, 14, w_bound);
         p.w_o = uniform(width * s.d_model, 15, 1.0f / std::sqrt(static_cast<float>(width)));
     } else {
-        p.q = uniform(s.batch * s.heads * s.nq * s.d, 1, 1.0f);
+        // With a softcap the queries are scaled so that the scores reach the cap: with q and k
+        // uniform in [-a, a] and [-1, 1] a score has the standard deviation a / 3 at any d, so
+        // a = 0.75 C makes it C / 4, and the cap takes about a fifth off the largest scores of a
+        // row (3.5 deviations). The scores of the unit bound stay below 3, where a cap of 50
+        // changes them by 1e-5 of themselves: the reference check could not tell a softcap
+        // from none.
+        const float q_bound = s.modifiers.softcap > 0 ? 0.75f * s.modifiers.softcap : 1.0f;
+        p.q = uniform(s.batch * s.heads * s.nq * s.d, 1, q_bound);
         p.k = uniform(s.batch * s.kv_heads * s.nk * s.d, 2, 1.0f);
         p.v = uniform(s.batch * s.kv_heads * s.nk * s.d, 3, 1.0f);
+        make_modifier_data(s, p);
     }
     return p;
 }

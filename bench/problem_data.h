@@ -1,6 +1,9 @@
-// The inputs of each benchmark shape: fixed-seed uniform values, made once per process and
-// shared by every implementation, so that all of them compute the same output.
+// The inputs of each benchmark shape: fixed-seed uniform values (a bias: normal), made once per
+// process and shared by every implementation, so that all of them compute the same output.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "aligned_floats.h"
 #include "shapes.h"
@@ -13,6 +16,11 @@ struct ProblemData {
     // Multi-head layer shapes: x [B, N, d_model], w_q, w_k, w_v [d_model, H d],
     // w_o [H d, d_model]; the layer has no biases.
     Floats x, w_q, w_k, w_v, w_o;
+    // The modifiers' tensors (shapes.h's ShapeModifiers), empty where the shape has none:
+    // ALiBi slopes [H], the bias (its bias_dims, standard normal), and segment ids
+    // q_segments [B, Nq] and kv_segments [B, Nk].
+    Floats alibi_slopes, bias;
+    std::vector<int32_t> q_segments, kv_segments;
 };
 
 // The inputs of `shape`, made on first use and kept for the life of the process.

@@ -31,28 +31,86 @@ std::vector<std::pair<int64_t, int64_t>> checked_pairs(int64_t batch, int64_t he
     return pairs;
 }
 
+// The first row of each checked block of rows. The last rows always: a causal mask aligned
+// bottom-right lets them see the most keys. With packed documents (always causal here) also
+// the first rows of the second document, which must see none of the first one's keys.
+std::vector<int64_t> checked_first_rows(const BenchShape &s, int64_t rows) {
+    std::vector<int64_t> first_rows = {s.nq - rows};
+    if (s.causal && s.modifiers.documents > 1) first_rows.push_back(s.nq / s.modifiers.documents);
+    return first_rows;
+}
+
+// The modifiers of rows [first_row, first_row + rows) of head h of batch element b against keys
+// [0, nk), for the reference's one-head problem of those rows (shapes.h has the modifiers).
+reference::ModifierValues slice_modifiers(const BenchShape &s, const ProblemData &p, int64_t b,
+                                          int64_t h, int64_t first_row, int64_t rows, int64_t nk) {
+    const ShapeModifiers &m = s.modifiers;
+    reference::ModifierValues values;
+    values.score.softcap = m.softcap > 0;
+    values.score.alibi = m.alibi;
+    values.score.bias = !m.bias_dims.empty();
+    values.softcap = m.softcap;
+    if (m.alibi) values.alibi_slopes = {p.alibi_slopes[h]};
+    if (!m.bias_dims.empty()) {
+        // Broadcast dims read index 0.
+        const std::vector<int64_t> &dims = m.bias_dims;
+        const int64_t bb = dims[0] == 1 ? 0 : b, bh = dims[1] == 1 ? 0 : h;
+        values.bias.resize(rows * nk);
+        for (int64_t i = 0; i < rows; i++) {
+            const int64_t bi = dims[2] == 1 ? 0 : first_row + i;
+            for (int64_t j = 0; j < nk; j++) {
+                const int64_t bj = dims[3] == 1 ? 0 : j;
+                values.bias[i * nk + j] =
+                    p.bias[((bb * dims[1] + bh) * dims[2] + bi) * dims[3] + bj];
+            }
+        }
+        values.bias_shape[2] = rows;
+        values.bias_shape[3] = nk;
+    }
+    values.window_left = m.window_left;
+    if (m.documents > 0) {
+        values.q_segments.assign(p.q_segments.begin() + b * s.nq + first_row,
+                                 p.q_segments.begin() + b * s.nq + first_row + rows);
+        values.kv_segments.assign(p.kv_segments.begin() + b * s.nk,
+                                  p.kv_segments.begin() + b * s.nk + nk);
+    }
+    return values;
+}
+
 std::vector<Slice> attention_slices(const BenchShape &s, const ProblemData &p) {
     const int64_t rows = std::min(s.nq, kCheckedRows);
     const int64_t group = s.heads / s.kv_heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+    MaskSpec mask;
+    mask.causal = s.causal;
+    mask.window = s.modifiers.window_left >= 0;
+    mask.segments = s.modifiers.documents > 0;
     std::vector<Slice> slices;
     for (auto [b, h] : checked_pairs(s.batch, s.heads)) {
         const int64_t kv = b * s.kv_heads + h / group;
-        const int64_t first_row = s.nq - rows;
-        Slice slice;
-        slice.batch = b;
-        slice.head = h;
-        slice.offset = ((b * s.heads + h) * s.nq + first_row) * s.d;
-        slice.rows = rows;
-        slice.width = s.d;
-        auto q = to_double(p.q.data() + slice.offset, rows * s.d);
-        auto k = to_double(p.k.data() + kv * s.nk * s.d, s.nk * s.d);
-        auto v = to_double(p.v.data() + kv * s.nk * s.d, s.nk * s.d);
-        slice.expected.resize(rows * s.d);
-        reference::AttentionShape one_head{1, 1, 1, rows, s.nk, s.d, s.d};
-        reference::attention<double>(one_head, q.data(), k.data(), v.data(), {}, MaskSpec{s.causal},
-                                     scale, slice.expected.data(), nullptr, nullptr);
-        slices.push_back(std::move(slice));
+        for (int64_t first_row : checked_first_rows(s, rows)) {
+            // A block of rows that is not the last is checked, causal only, against the keys
+            // up to the last row's position: the keys after it are masked anyway, and with them
+            // the reference puts the rows at the positions (p(i) = i + Nk - Nq) they have in
+            // the whole problem.
+            const int64_t nk = first_row + rows + s.nk - s.nq;
+            Slice slice;
+            slice.batch = b;
+            slice.head = h;
+            slice.offset = ((b * s.heads + h) * s.nq + first_row) * s.d;
+            slice.rows = rows;
+            slice.width = s.d;
+            auto q = to_double(p.q.data() + slice.offset, rows * s.d);
+            auto k = to_double(p.k.data() + kv * s.nk * s.d, nk * s.d);
+            auto v = to_double(p.v.data() + kv * s.nk * s.d, nk * s.d);
+            const reference::ModifierValues values =
+                slice_modifiers(s, p, b, h, first_row, rows, nk);
+            slice.expected.resize(rows * s.d);
+            reference::AttentionShape one_head{1, 1, 1, rows, nk, s.d, s.d};
+            reference::attention<double>(one_head, q.data(), k.data(), v.data(), {}, mask, scale,
+                                         slice.expected.data(), nullptr, nullptr, &values);
+            slices.push_back(std::move(slice));
+        }
     }
     return slices;
 }

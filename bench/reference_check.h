@@ -5,7 +5,10 @@
 // checks slices: the last rows of the first and the last (batch, head) pair (of the first and the
 // last batch element for a layer). The last rows are the ones a causal mask aligned bottom-right
 // lets see the most keys, and the last R rows of a causal problem are exactly the causal problem
-// with Nq = R against the same keys, so the reference runs on the slice alone.
+// with Nq = R against the same keys, so the reference runs on the slice alone. A shape with
+// modifiers checks them too: the reference applies each literally (docs/modifiers.md), on the
+// slice's rows of the bias and the segments and its head's ALiBi slope; packed documents also
+// check the first rows of the second document.
 #pragma once
 
 #include <string>

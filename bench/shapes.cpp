@@ -1,14 +1,53 @@
 #include "shapes.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace attngen::bench {
 
+std::string ShapeModifiers::to_string() const {
+    std::ostringstream s;
+    if (window_left >= 0) s << " window_left" << window_left;
+    if (documents > 0) s << " documents" << documents;
+    if (softcap > 0) s << " softcap" << softcap;
+    if (alibi) s << " alibi";
+    if (!bias_dims.empty()) {
+        s << " bias[";
+        for (std::size_t i = 0; i < bias_dims.size(); i++) s << (i ? "," : "") << bias_dims[i];
+        s << "]";
+    }
+    const std::string text = s.str();
+    return text.empty() ? text : text.substr(1);
+}
+
 double BenchShape::flops() const {
     double products = 4.0 * batch * heads * nq * nk * d;
     if (causal) products /= 2;
+    // The shapes without a window or documents keep the count above, which their earlier
+    // results were computed with.
+    if (modifiers.masks_keys()) products = 4.0 * batch * heads * allowed_pairs() * d;
     double projections = is_mha() ? 4 * 2.0 * batch * nq * d_model * (heads * d) : 0.0;
     return products + projections;
+}
+
+int64_t BenchShape::allowed_pairs() const {
+    // Each rule allows an interval of keys [first, end) for a query, so a row's count is their
+    // intersection; documents are runs of equal length, so a query's own is an interval too.
+    int64_t pairs = 0;
+    for (int64_t i = 0; i < nq; i++) {
+        const int64_t position = i + nk - nq;
+        int64_t first = 0, end = nk;
+        if (causal) end = std::min(end, position + 1);
+        if (modifiers.window_left >= 0) first = std::max(first, position - modifiers.window_left);
+        if (modifiers.documents > 0) {
+            const int64_t document = i / (nq / modifiers.documents),
+                          keys = nk / modifiers.documents;
+            first = std::max(first, document * keys);
+            end = std::min(end, (document + 1) * keys);
+        }
+        pairs += std::max<int64_t>(0, end - first);
+    }
+    return pairs;
 }
 
 double BenchShape::kv_bytes() const {
@@ -22,6 +61,7 @@ std::string BenchShape::dims() const {
     s << " Nq" << nq << " Nk" << nk << " d" << d;
     if (is_mha()) s << " d_model" << d_model;
     if (causal) s << " causal";
+    if (modifiers.any()) s << " " << modifiers.to_string();
     return s.str();
 }
 
@@ -62,6 +102,25 @@ std::vector<BenchShape> make_shapes() {
                                          "sweep point (self-attention, B1 H8 d64)", 8, n, n, 64,
                                          false, n));
     }
+    // The modifier shapes of issue 40, after the sweep: its targets hold (w) and (p) to a
+    // fraction of the sgemm peak on the allowed pairs, and (bs) and (bb) to the time of (b).
+    BenchShape window = attention_shape("w", "causal sliding window of 1024 keys (Mistral)", 8,
+                                        16384, 16384, 64, true);
+    window.modifiers.window_left = 1024;
+    shapes.push_back(window);
+    BenchShape documents = attention_shape("p", "8 packed documents of 2048, causal (segment ids)",
+                                           8, 16384, 16384, 64, true);
+    documents.modifiers.documents = 8;
+    shapes.push_back(documents);
+    BenchShape capped = attention_shape("bs", "(b) with softcap 50 (Gemma 2) and ALiBi (MPT)", 8,
+                                        2048, 2048, 64, false);
+    capped.modifiers.softcap = 50;
+    capped.modifiers.alibi = true;
+    shapes.push_back(capped);
+    BenchShape biased = attention_shape("bb", "(b) with a [1, H, N, N] float32 bias (T5-like)", 8,
+                                        2048, 2048, 64, false);
+    biased.modifiers.bias_dims = {1, 8, 2048, 2048};
+    shapes.push_back(biased);
     return shapes;
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "onednn_masked.h"
 #include "onednn_primitives.h"
 
 namespace attngen::bench {
@@ -197,8 +198,9 @@ Implementation onednn_implementation() {
     impl.supports = [](const BenchShape &s) { return s.kv_heads == s.heads; };
     impl.set_threads = [](int threads) { omp_set_num_threads(threads); };
     impl.prepare = [](const BenchShape &s, const ProblemData &p,
-                      int) -> std::unique_ptr<Computation> {
+                      int threads) -> std::unique_ptr<Computation> {
         if (s.is_mha()) return std::make_unique<OneDnnLayer>(s, p);
+        if (s.modifiers.any()) return onednn_masked_attention(s, p, threads);
         return std::make_unique<OneDnnAttention>(s, p);
     };
     return impl;

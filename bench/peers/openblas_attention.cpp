@@ -13,6 +13,7 @@
 #include <cmath>
 #include <vector>
 
+#include "openblas_masked.h"
 #include "softmax_rows.h"
 
 namespace attngen::bench {
@@ -155,6 +156,7 @@ Implementation openblas_implementation() {
     impl.prepare = [](const BenchShape &s, const ProblemData &p,
                       int threads) -> std::unique_ptr<Computation> {
         if (s.is_mha()) return std::make_unique<OpenBlasLayer>(s, p, threads);
+        if (s.modifiers.any()) return openblas_masked_attention(s, p, threads);
         return std::make_unique<OpenBlasAttention>(s, p, threads);
     };
     return impl;

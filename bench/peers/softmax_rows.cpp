@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attngen::bench {
 
@@ -31,6 +32,42 @@ void masked_softmax_rows(float *scores, int64_t rows, int64_t cols, bool causal,
         }
         const float inverse = 1.0f / sum;
         for (int64_t j = 0; j < allowed; j++) row[j] *= inverse;
+    }
+}
+
+void softcap_scores(float *scores, int64_t n, float cap) {
+    // libmvec has a vector tanhf, which fast-math lets GCC call here.
+    const float inverse = 1.0f / cap;
+    for (int64_t i = 0; i < n; i++) scores[i] = cap * std::tanh(scores[i] * inverse);
+}
+
+void additive_softmax_rows(float *scores, const float *mask, int64_t rows, int64_t cols) {
+    // Fast-math assumes finite values, so the -inf of the mask is never passed through the
+    // arithmetic: a hidden key is told by its mask entry (below kHidden), its score is set to
+    // the lowest float for the maximum and its weight to 0. The exponent is clamped at -87,
+    // above which libmvec's exp stays on its vector path (see the top of the file).
+    constexpr float kHidden = -1e30f;
+    const float lowest = std::numeric_limits<float>::lowest();
+    for (int64_t i = 0; i < rows; i++) {
+        float *row = scores + i * cols;
+        const float *mask_row = mask + i * cols;
+        float max = lowest;
+        for (int64_t j = 0; j < cols; j++) {
+            row[j] = mask_row[j] > kHidden ? row[j] + mask_row[j] : lowest;
+            max = std::max(max, row[j]);
+        }
+        if (max == lowest) {
+            std::fill(row, row + cols, 0.0f);
+            continue;
+        }
+        float sum = 0;
+        for (int64_t j = 0; j < cols; j++) {
+            const float weight = std::exp(std::max(row[j] - max, -87.0f));
+            row[j] = mask_row[j] > kHidden ? weight : 0.0f;
+            sum += row[j];
+        }
+        const float inverse = 1.0f / sum;
+        for (int64_t j = 0; j < cols; j++) row[j] *= inverse;
     }
 }
 

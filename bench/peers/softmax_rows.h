@@ -11,4 +11,12 @@ namespace attngen::bench {
 void masked_softmax_rows(float *scores, int64_t rows, int64_t cols, bool causal,
                          int64_t key_offset);
 
+// Gemma 2's softcap of n scores in place: s = cap * tanh(s / cap).
+void softcap_scores(float *scores, int64_t n, float cap);
+
+// Replaces each row of scores [rows, cols] (row stride cols) by the softmax of the row plus the
+// same row of mask [rows, cols] (peers/additive_mask.h: -inf hides a key). A row whose keys are
+// all hidden becomes zeros, the attngen convention.
+void additive_softmax_rows(float *scores, const float *mask, int64_t rows, int64_t cols);
+
 }  // namespace attngen::bench

@@ -14,6 +14,8 @@
 #include <limits>
 #include <optional>
 
+#include "torch_masked.h"
+
 namespace attngen::bench {
 
 namespace {
@@ -115,8 +117,9 @@ Implementation torch_implementation() {
         openblas_set_num_threads(threads);
     };
     impl.prepare = [](const BenchShape &s, const ProblemData &p,
-                      int) -> std::unique_ptr<Computation> {
+                      int threads) -> std::unique_ptr<Computation> {
         if (s.is_mha()) return std::make_unique<TorchLayer>(s, p);
+        if (s.modifiers.any()) return torch_masked_attention(s, p, threads);
         return std::make_unique<TorchAttention>(s, p);
     };
     return impl;
