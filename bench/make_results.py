@@ -31,6 +31,23 @@ from results_tables import (autoscheduler_table, plot, projection_table, shape_t
 from results_targets import load_miss_analysis, targets
 
 
+def shape_section(run, shape):
+    """The lines of one shape's table, with a note for each implementation it lacks."""
+    out = [f"### ({shape}) {run.shapes[shape]}", "", shape_table(run, shape)]
+    for impl in run.schedules + run.peers:
+        if any(run.get(shape, impl, t) or ("attention", shape, impl, t) in run.errors
+               for t in run.thread_counts):
+            continue
+        reasons = [reason for shapes, reason in run.excluded.get(impl, []) if shape in shapes]
+        out.append("")
+        if reasons:
+            out.append(f"{impl} is not timed on this shape: {reasons[0]}.")
+        else:
+            out.append(f"{impl} has no kernel for this shape or was filtered out.")
+    out.append("")
+    return out
+
+
 def write_markdown(run, path, tuning=None, analysis=None):
     rel_paths = [os.path.relpath(p, REPO_DIR) for p in run.paths]
     command = "/usr/bin/python3 bench/make_results.py " + " ".join(rel_paths)
@@ -151,24 +168,25 @@ def write_markdown(run, path, tuning=None, analysis=None):
     out.append("## Shapes")
     out.append("")
     for shape in run.shape_order:
-        out.append(f"### ({shape}) {run.shapes[shape]}")
+        if shape not in run.modifiers:
+            out.extend(shape_section(run, shape))
+    modified = [shape for shape in run.shape_order if shape in run.modifiers]
+    if modified:
+        out.append("## Shapes with modifiers")
         out.append("")
-        out.append(shape_table(run, shape))
-        notes = []
-        for impl in run.schedules + run.peers:
-            if any(run.get(shape, impl, t) or ("attention", shape, impl, t) in run.errors
-                   for t in run.thread_counts):
-                continue
-            reasons = [reason for shapes, reason in run.excluded.get(impl, [])
-                       if shape in shapes]
-            if reasons:
-                notes.append(f"{impl} is not timed on this shape: {reasons[0]}.")
-            else:
-                notes.append(f"{impl} has no kernel for this shape or was filtered out.")
-        for note in notes:
-            out.append("")
-            out.append(note)
+        out.append("Score and mask modifiers (docs/modifiers.md). The attngen schedules take them "
+                   "as kernel inputs (the kernel column names the variant that ran). The peers "
+                   "apply the same ones as a dense additive mask (0 or -inf, plus ALiBi and the "
+                   "bias) after a tanh pass for the softcap, over every (query, key) pair, by "
+                   "blocks of query rows so that N = 16384 needs no [H, N, N] matrix "
+                   "(bench/peers/additive_mask.h): OpenBLAS's and oneDNN's compositions, and "
+                   "torch's SDPA with a float attn_mask (with a softcap, which SDPA lacks, "
+                   "matmul, tanh, softmax and matmul). GFLOP/s and peak_frac count 4 d FLOPs "
+                   "for each allowed (query, key) pair only (bench/shapes.h), for every "
+                   "implementation.")
         out.append("")
+        for shape in modified:
+            out.extend(shape_section(run, shape))
     failed = sorted(run.errors)
     if failed:
         out.append("## Failed benchmarks")

@@ -20,6 +20,9 @@ AUTOSCHEDULERS = ("Adams2019", "Li2018", "Mullapudi2016")
 FUSED = "cpu_fused"
 # The targets are stated for the machine's two threads.
 TARGET_THREADS = 2
+# The shapes with score and mask modifiers (bench/shapes.cpp, issue 40), in the order of their
+# section of RESULTS.md; another shape with modifiers comes after them.
+MODIFIER_SHAPES = ("w", "p", "bs", "bb")
 # The projection benchmarks (bench/projection_benchmark.h): the schedule whose projection GEMMs
 # the issue holds to "within about 10% of OpenBLAS sgemm", and that sgemm.
 PROJECTION_SCHEDULE = "cpu_tiled"
@@ -120,12 +123,15 @@ class Run:
         self.context = context
         self.shapes = {}  # id -> "description; dims"
         self.sweep = {}  # id -> N
+        self.modifiers = {}  # id -> "window_left1024", for the shapes with modifiers
         self.excluded = {}  # implementation -> [(shape ids, reason)]
         for key, value in context.items():
             if key.startswith("shape/"):
                 self.shapes[key[len("shape/"):]] = value
             elif key.startswith("sweep/"):
                 self.sweep[key[len("sweep/"):]] = int(value)
+            elif key.startswith("modifiers/"):
+                self.modifiers[key[len("modifiers/"):]] = value
             elif key.startswith("excluded/"):
                 # "excluded/<implementation>/<shape ids>": reason. JSON written before an
                 # implementation could have two exclusions says "excluded/<implementation>":
@@ -137,10 +143,15 @@ class Run:
                 self.excluded.setdefault(impl, []).append((shapes.split(","), reason))
         self.schedules = _split(context.get("implementations/schedules", ""))
         self.peers = _split(context.get("implementations/peers", ""))
-        # Main shapes (letters) first, then the sweep-only points by N.
+        # Main shapes (letters) first, then the sweep-only points by N, then the shapes with
+        # modifiers, which have a section of their own.
         def order(shape):
             sweep_only = shape.startswith("n")
-            return (sweep_only, self.sweep.get(shape, 0) if sweep_only else 0, shape)
+            modified = shape in self.modifiers
+            rank = (MODIFIER_SHAPES.index(shape) if shape in MODIFIER_SHAPES
+                    else len(MODIFIER_SHAPES))
+            return (modified, rank if modified else 0, sweep_only,
+                    self.sweep.get(shape, 0) if sweep_only else 0, shape)
 
         self.shape_order = sorted(self.shapes, key=order)
         self.thread_counts = sorted({k[3] for k in self.results} | {k[3] for k in self.errors})

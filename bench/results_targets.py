@@ -8,6 +8,16 @@ import os
 from results_model import (AUTOSCHEDULERS, FMA_FRAC_MIN, FUSED, PROJECTION_PEER,
                            PROJECTION_SCHEDULE, PROJECTION_THRESHOLD, TARGET_THREADS, fmt, fmt_ms)
 
+# Issue 40's targets for the shapes with modifiers (bench/shapes.cpp): cpu_fused's fraction of
+# the sgemm peak on the allowed pairs, at least ...
+MODIFIER_PEAK_FRACTIONS = (("w", 0.8, "causal sliding window of 1024"),
+                           ("p", 0.75, "8 packed documents, causal"))
+# ... its time on a shape over its time on the same shape without the modifiers, at most ...
+MODIFIER_SLOWDOWNS = (("bs", "b", 1.15, "softcap + ALiBi"), ("bb", "b", 1.3, "[1, H, N, N] bias"))
+# ... and its speed over the fastest peer's on the same mask, at least.
+MODIFIER_SPEEDUP_SHAPES = ("w", "p", "bs", "bb")
+MODIFIER_SPEEDUP = 3.0
+
 
 def speedups_by_round(run, ours, peers):
     """Within each round that timed both, in file order: (round index, name of the fastest of
@@ -123,16 +133,22 @@ def targets(run, analysis=None):
         return (text + f"; against {peer_name} in round {worst + 1}, "
                 + rate_needed(entry["GFLOPs"], entry["peak_frac"], worst_ratio, threshold))
 
-    for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
+    def speed_lines(shape, threshold):
+        """cpu_fused's speed over the fastest peer's on `shape`, and why it missed, where the
+        analysis says."""
         ratio, detail, results = fused_over_peer(shape)
         ratio_text = ratio_label(ratio, threshold) if ratio is not None else f"{fmt(ratio)}x"
-        lines.append(f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
-                     f"{ratio_text} ({detail}) — {verdict(ratio, threshold, *results)}"
-                     f"{what_it_would_take(results[0], ratio, threshold)}"
-                     f"{round_by_round(shape, threshold, ratio)}")
+        out = [f"- ({shape}) {FUSED} speed / fastest peer >= {threshold}x: "
+               f"{ratio_text} ({detail}) — {verdict(ratio, threshold, *results)}"
+               f"{what_it_would_take(results[0], ratio, threshold)}"
+               f"{round_by_round(shape, threshold, ratio)}"]
         why = analysis.get(shape)
         if ratio is not None and ratio < threshold and why:
-            lines.append(f"  - Why ({why['measured']}; {why['how']}): {why['why']}")
+            out.append(f"  - Why ({why['measured']}; {why['how']}): {why['why']}")
+        return out
+
+    for shape, threshold in (("b", 1.3), ("c", 1.3), ("f", 1.3), ("d", 2.0)):
+        lines.extend(speed_lines(shape, threshold))
 
     fused_c = run.get("c", FUSED, t)
     frac = fused_c.counter("peak_frac") if fused_c else None
@@ -156,6 +172,10 @@ def targets(run, analysis=None):
                  f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85, fused_e)}{rounds_e}")
 
     lines.append(projection_target(run, verdict))
+
+    lines.extend(modifier_targets(run, verdict))
+    for shape in MODIFIER_SPEEDUP_SHAPES:
+        lines.extend(speed_lines(shape, MODIFIER_SPEEDUP))
 
     autos = [a for a in AUTOSCHEDULERS if a in run.schedules]
     if not autos:
@@ -197,3 +217,38 @@ def projection_target(run, verdict):
             f"{verdict(ratio, PROJECTION_THRESHOLD, ours, peer)}"
             + round_by_round_text(ratios, [ratio_label(r, PROJECTION_THRESHOLD) for r in ratios],
                                   PROJECTION_THRESHOLD, "x"))
+
+
+def modifier_targets(run, verdict):
+    """The lines of issue 40's peak-fraction and slowdown targets, on the medians and round by
+    round (each round's cpu_fused median on the modified shape over its median on the plain one
+    in the same round)."""
+    t = TARGET_THREADS
+    lines = []
+    for shape, threshold, what in MODIFIER_PEAK_FRACTIONS:
+        fused = run.get(shape, FUSED, t)
+        frac = fused.counter("peak_frac") if fused else None
+        detail = (f" ({fmt(fused.counter('GFLOPs'), 1)} GFLOP/s on the allowed pairs, "
+                  f"{fmt_ms(fused.time_ms)} ms)" if fused else "")
+        lines.append(f"- ({shape}) {what}, {FUSED} fraction of the sgemm peak on the allowed "
+                     f"pairs >= {threshold}: {fmt(frac)}{detail} — "
+                     f"{verdict(frac, threshold, fused)}")
+    for shape, plain, threshold, what in MODIFIER_SLOWDOWNS:
+        head = (f"- ({shape}) {what}, {FUSED} time / its time on ({plain}) <= {threshold}x: ")
+        ours, base = run.get(shape, FUSED, t), run.get(plain, FUSED, t)
+        if ours is None or base is None:
+            lines.append(head + "no data")
+            continue
+        ratio = ours.time_ms / base.time_ms
+        # verdict() asks for a value at least its threshold; an upper bound turns the ratio over.
+        text = verdict(base.time_ms / ours.time_ms, 1 / threshold, ours, base)
+        rounds = [o / b for o, b in ((ours.round_time_ms(i), base.round_time_ms(i))
+                                     for i in range(len(run.paths))) if o and b]
+        by_round = ""
+        if len(rounds) > 1:
+            met = sum(r <= threshold for r in rounds)
+            by_round = (f"; round by round {', '.join(f'{r:.2f}x' for r in rounds)} "
+                        f"(at most {threshold}x in {met} of {len(rounds)})")
+        lines.append(head + f"{ratio:.2f}x ({fmt_ms(ours.time_ms)} ms vs "
+                     f"{fmt_ms(base.time_ms)} ms) — {text}{by_round}")
+    return lines
