@@ -10,7 +10,10 @@
 # burst of load from another process moves one round's median of a benchmark, not the result;
 # 21 repetitions in a row would all fall into the same burst. Each repetition runs for at least
 # 0.2 s (Google Benchmark's default is 0.5 s): the shortest calls (a few ms) still repeat dozens
-# of times, and a round takes about ten minutes instead of twenty.
+# of times, and a round takes about ten minutes instead of twenty. The shapes with modifiers at
+# N = 16384, (w) and (p), add about as much again: each peer applies their mask densely to all
+# N^2 pairs: 4.2-4.5 s a call at two threads for OpenBLAS and oneDNN, about 9 s with one core,
+# torch about 12 s (8 calls per benchmark and round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
