@@ -37,9 +37,12 @@ ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in
         const Dims &v = dims();
         const Expr row = Halide::min(Halide::clamp(v.i, 0, nq - 1), in.bias_rows - 1);
         modifier.bias = Halide::Func("score_bias");
+        // The key's clamp is likely a no-op: a schedule that stages the bias in whole vectors of
+        // keys (rounding past Nk) then gets a loop without it, whose loads are dense, and one
+        // with it for the last vector.
         modifier.bias(v.j, v.i, v.h, v.b) =
-            in.bias(Halide::clamp(v.j, 0, nk - 1), row, Halide::min(v.h, in.bias_heads - 1),
-                    Halide::min(v.b, in.bias_batch - 1));
+            in.bias(Halide::clamp(Halide::likely(v.j), 0, nk - 1), row,
+                    Halide::min(v.h, in.bias_heads - 1), Halide::min(v.b, in.bias_batch - 1));
     }
     modifier.apply = [spec, in, nq, nk, bias = modifier.bias](const Expr &s, const Expr &j,
                                                               const Expr &i, const Expr &h,

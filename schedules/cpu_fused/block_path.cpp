@@ -75,8 +75,10 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // block_q x key_tile. With at least one tile of keys the last tile shifts inwards and
     // recomputes a few scores rather than guarding every key of every tile.
     Func dot = f.scores.dot;
-    Func dot_block = score_block(f.scores);
+    Func dot_block = score_tile_block(f.scores, ctx.variant);
     dot_block.compute_at(out, io).reorder_storage(v.i, v.j);
+    stage_modified_scores(f.scores, ctx.variant, Halide::LoopLevel(out, io), bq,
+                          /*whole_rows=*/false);
     stage_score_bias(f.scores, Halide::LoopLevel(out, io), vec);
     schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
 

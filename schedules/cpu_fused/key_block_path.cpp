@@ -129,9 +129,10 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 
     // The block's scores in register tiles of block_q x key_tile, as in the block path.
     Func dot = f.scores.dot;
-    Func dot_block = score_block(f.scores);
+    Func dot_block = score_tile_block(f.scores, ctx.variant);
     dot_block.compute_at(walk, blocks).bound_extent(v.i, bq).reorder_storage(v.i, v.j);
-    stage_score_bias(f.scores, Halide::LoopLevel(walk, blocks), vec);
+    stage_modified_scores(f.scores, ctx.variant, Halide::LoopLevel(walk, blocks), bq,
+                          /*whole_rows=*/true);
     schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
 
     // The block's maximum, weights and sum, vectorized across the group's queries. The maximum

@@ -29,19 +29,31 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 void schedule_feature_tile(Halide::Func acc, const Halide::Var &rows,
                            const std::vector<Halide::RDom> &keys, const FusedParams &p, int vec);
 
-// The wrapper that holds a block's scores, for the caller to place: of the dot products, whose
-// scale is cheap to apply again where they are read, or of the modified scores, so that a
-// modifier (a softcap's tanh, a bias read across rows) runs once per score in the register tile
-// rather than once for the row's maximum and again for its weight.
-Halide::Func score_block(const algorithm::ScoresFuncs &scores);
+// Where the scores are modified, a block stores them, so that the modifier runs once per score
+// rather than once for the row's maximum and again for its weight. A modifier that costs a few
+// operations per score (ALiBi, a bias) is applied in the register tiles of the dot products
+// (score_tile_block wraps the modified scores); one that costs more (a softcap's tanh, a user's
+// modifier) gets a vector loop of its own over the block's stored dot products
+// (stage_modified_scores), since unrolled in the tiles its code was copied for every key of a
+// tile, and the kernel with every modifier took 1.75x as long to compile (148 s instead of 85
+// for one AVX-512 target). The bias costs less in the tiles: B1 H8 N2048 d64 took 1.28x the
+// time of the call without it there, 1.54x with the loop of its own.
+Halide::Func score_tile_block(const algorithm::ScoresFuncs &scores, const Variant &variant);
+// The vector loop of its own, stored query-fastest at `at` for bq queries (whole_rows: always bq
+// of them, as in the key-block path, where rows past Nq read the last).
+void stage_modified_scores(const algorithm::ScoresFuncs &scores, const Variant &variant,
+                           const Halide::LoopLevel &at, int bq, bool whole_rows);
 
-// Where the block's scores add a bias (score_block of modified scores), its rows for the block,
-// stored query-fastest at `at` as the scores are: read in the score tiles instead, each vector
-// of queries was a gather across bias rows (and a bias on B1 H8 N2048 d64 cost 1.7x the time of
-// the call without one).
+// Where the block's scores add a bias, its rows for the block, stored query-fastest at `at` as
+// the scores are: read in the score tiles instead, each vector of queries was a gather across
+// bias rows (a bias on B1 H8 N2048 d64 took 1.74x the time of the call without one, 1.28x
+// staged). The block path stages it; the key-block path, whose kernels carry a bias among every
+// other modifier, reads it in place: there the staging's transposes in each of the walk's
+// specializations made the kernel with every modifier take 103 s instead of 85 to compile for
+// one AVX-512 target, for a kind of call (a dense bias with a window or documents) that is rare.
 void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLevel &at, int vec);
 
-// The scores of a block of bq queries (dot_block, score_block's wrapper computed per block) in
+// The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in
 // register tiles of bq x key_tile, query index fastest.
 void schedule_score_tiles(Halide::Func dot, Halide::Func dot_block, const Halide::RDom &d,
                           const Halide::Expr &nk, int bq, const FusedParams &p);

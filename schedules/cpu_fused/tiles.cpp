@@ -36,8 +36,32 @@ void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::
     }
 }
 
-Func score_block(const algorithm::ScoresFuncs &scores) {
-    return scores.modified ? Func(scores.scores).in() : Func(scores.dot).in();
+namespace {
+
+// Whether the scores are modified by more than a few operations per score (the softcap's tanh: an
+// exp2, a division and a polynomial; a user's modifier: anything).
+bool costly_modifier(const algorithm::ScoresFuncs &scores, const Variant &variant) {
+    return scores.modified && (variant.score.softcap || !variant.score_mod.empty());
+}
+
+}  // namespace
+
+Func score_tile_block(const algorithm::ScoresFuncs &scores, const Variant &variant) {
+    if (scores.modified && !costly_modifier(scores, variant)) return Func(scores.scores).in();
+    return Func(scores.dot).in();
+}
+
+void stage_modified_scores(const algorithm::ScoresFuncs &scores, const Variant &variant,
+                           const Halide::LoopLevel &at, int bq, bool whole_rows) {
+    if (!costly_modifier(scores, variant)) return;
+    const auto &v = algorithm::dims();
+    Func block = Func(scores.scores).in();
+    block.compute_at(at).reorder_storage(v.i, v.j).reorder(v.i, v.j);
+    if (whole_rows) {
+        block.bound_extent(v.i, bq).vectorize(v.i, bq);
+    } else {
+        block.vectorize(v.i, bq, kGuard);
+    }
 }
 
 void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLevel &at, int vec) {
@@ -45,18 +69,20 @@ void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLe
     const auto &v = algorithm::dims();
     // Square tiles of vec keys by vec queries, both vectorized with the keys inner: each tile is
     // vec dense loads along a bias row, transposed in registers (LLVM's permutes) and stored as
-    // vec dense vectors of queries.
+    // vec dense vectors of queries. Rounded up, which the clamped indices of score_bias allow:
+    // a tail guarded per lane was a scalar copy of every tile (a third more code). The clamp of
+    // the key is marked likely, so that the loop over tiles runs without it up to the last one.
     Var jo("jo"), io("io"), ji("ji"), ii("ii");
     Func bias = scores.bias;
     bias.compute_at(at)
         .reorder_storage(v.i, v.j)
-        .tile(v.j, v.i, jo, io, ji, ii, vec, vec, kGuard)
+        .tile(v.j, v.i, jo, io, ji, ii, vec, vec, TailStrategy::RoundUp)
         .vectorize(ji)
         .vectorize(ii);
 }
 
-// The scores of a block of bq queries (dot_block, score_block's wrapper computed per block) in
-// register tiles of bq x key_tile, query index fastest. With at least one tile of keys the last
+// The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
+// tiles of bq x key_tile, query index fastest. With at least one tile of keys the last
 // tile shifts inwards and recomputes a few scores rather than guarding every key of every tile.
 void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const Halide::Expr &nk,
                           int bq, const FusedParams &p) {
