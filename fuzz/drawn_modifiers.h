@@ -24,6 +24,12 @@ struct DrawnModifiers {
     attngen::reference::ModifierValues values;
     std::vector<float> slopes, bias;
     std::vector<int64_t> prefix, q_segments, kv_segments;
+    // An extra input (Modifiers::inputs) by this name, of extra_dims (each 2), float32 or int32
+    // (extra holds room for either), when extra_name is set.
+    const char *extra_name = nullptr;
+    std::vector<int64_t> extra_dims;
+    std::vector<float> extra;
+    bool extra_int = false;
     bool defect = false;
 
     void draw(FuzzedDataProvider &in, const attngen::reference::AttentionShape &s, bool causal,
@@ -78,9 +84,11 @@ struct DrawnModifiers {
         }
         if (!allow_defect || !in.ConsumeBool()) return;
         // One defect: a bias that does not broadcast, slopes of the wrong length, segments of
-        // the wrong shape, a negative window, prefixes without causal or past Nk.
+        // the wrong shape, a negative window, prefixes without causal or past Nk, or an extra
+        // input of a user-written modifier (the build's own kernels have none, so every such
+        // call is refused: with a name of their own arguments, any type and rank).
         defect = true;
-        switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+        switch (in.ConsumeIntegralInRange<int>(0, 6)) {
             case 0:
                 values.score.bias = true;
                 values.bias_shape[0] = values.bias_shape[1] = values.bias_shape[3] = 1;
@@ -109,10 +117,20 @@ struct DrawnModifiers {
                 kinds.prefix = true;
                 prefix.assign(s.batch, 0);
                 break;
-            default:
+            case 5:
                 kinds.prefix = true;
                 prefix.assign(s.batch, s.nk + 1);
                 break;
+            default: {
+                static const char *const kNames[] = {"table", "q", "out", "bias", "scale", ""};
+                extra_name = kNames[in.ConsumeIntegralInRange<int>(0, 5)];
+                // Ranks 0 to 4 (TensorView holds at most 4 dims); 0 is refused.
+                const int rank = in.ConsumeIntegralInRange<int>(0, attngen::kMaxRank);
+                extra_dims.assign(rank, 2);
+                extra.assign(1 << rank, 0.0f);
+                extra_int = in.ConsumeBool();
+                break;
+            }
         }
     }
 
@@ -143,6 +161,20 @@ struct DrawnModifiers {
             const int64_t *e = values.bias_shape;
             m.bias = TensorView::f32(bias.data(), {e[0], e[1], e[2], e[3]});
             values.bias.assign(bias.begin(), bias.end());
+        }
+        if (extra_name != nullptr) {
+            // Built field by field: the factories take their shape as a list.
+            TensorView view;
+            view.data = extra.data();
+            view.dtype = extra_int ? attngen::DType::kInt32 : attngen::DType::kFloat32;
+            view.rank = static_cast<int>(extra_dims.size());
+            int64_t stride = 1;
+            for (int d = view.rank - 1; d >= 0; d--) {
+                view.shape[d] = extra_dims[d];
+                view.strides[d] = stride;
+                stride *= extra_dims[d];
+            }
+            m.inputs.emplace(extra_name, view);
         }
         return m;
     }

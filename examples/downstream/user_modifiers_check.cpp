@@ -43,15 +43,16 @@ bool run_user_case(const char *label, const attngen::Kernel &kernel, const Shape
 }
 
 // A call that the kernel must refuse with this code and a message that names `words`, writing
-// nothing.
+// nothing; `table` is passed as the extra input `input`.
 bool refused(const char *label, const attngen::Kernel &kernel, attngen::StatusCode code,
-             const std::string &words, std::optional<attngen::TensorView> table) {
+             const std::string &words, std::optional<attngen::TensorView> table,
+             const char *input = "t5_table") {
     std::vector<float> q(2 * 5 * kHeadDim), kv(2 * 9 * kHeadDim), out(2 * 5 * kHeadDim, -1.0f);
     attngen::AttentionArgs args;
     args.q = attngen::TensorView::f32(q.data(), {1, 2, 5, kHeadDim});
     args.k = args.v = attngen::TensorView::f32(kv.data(), {1, 2, 9, kHeadDim});
     args.out = attngen::TensorView::f32(out.data(), {1, 2, 5, kHeadDim});
-    if (table) args.modifiers.inputs.emplace("t5_table", *table);
+    if (table) args.modifiers.inputs.emplace(input, *table);
     const attngen::Status status = attngen::attention(args, kernel);
     bool untouched = true;
     for (float x : out) untouched &= x == -1.0f;
@@ -88,5 +89,11 @@ bool check_user_modifiers() {
     ok &= refused("t5 kernel with a table of 1 head for 2", dilated,
                   attngen::StatusCode::kKernelError, "t5_table",
                   attngen::TensorView::f32(table.data(), {1, kT5Buckets}));
+    // An input named after one of the kernel's own arguments, of its type and rank, must not take
+    // that argument's place.
+    const std::vector<float> other_q(2 * 5 * kHeadDim, 1.0f);
+    ok &= refused("t5 kernel with an input named q", dilated, invalid,
+                  "input 'q' takes the name of one of kernel",
+                  attngen::TensorView::f32(other_q.data(), {1, 2, 5, kHeadDim}), "q");
     return ok;
 }

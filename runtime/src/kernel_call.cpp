@@ -62,6 +62,18 @@ Status KernelCall::buffer(const char *name, halide_buffer_t *buffer) {
     return Status::Ok();
 }
 
+Status KernelCall::extra_input(const std::string &name, halide_buffer_t *buffer) {
+    for (const int32_t kind : {halide_argument_kind_input_buffer, halide_argument_kind_input_scalar,
+                               halide_argument_kind_output_buffer}) {
+        const halide_filter_argument_t *arg = find(name.c_str(), kind);
+        if (arg != nullptr && argv_[arg - metadata_->arguments] != nullptr) {
+            return Status::InvalidArgument("input '" + name + "' takes the name of one of kernel " +
+                                           kernel_.name + "'s own arguments");
+        }
+    }
+    return this->buffer(name.c_str(), buffer);
+}
+
 Status KernelCall::scalar(const char *name, float value) {
     const halide_filter_argument_t *arg = find(name, halide_argument_kind_input_scalar);
     if (arg == nullptr || arg->type.code != halide_type_float || arg->type.bits != 32) {

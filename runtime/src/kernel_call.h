@@ -22,6 +22,11 @@ class KernelCall {
     Status buffer(const char *name, halide_buffer_t *buffer);
     Status scalar(const char *name, float value);
     Status scalar(const char *name, int32_t value);
+    // Sets an extra input of a user-written modifier, which the caller names: an input buffer
+    // that no argument set before has taken. The runtime sets the kernel's own arguments first,
+    // so that a caller's input named after one of them (q, out, bias...) is refused rather than
+    // passed in its place.
+    Status extra_input(const std::string &name, halide_buffer_t *buffer);
 
     // Runs the kernel with user_context as its context. kInvalidArgument, without running it, if
     // an argument was not set (a call that misses an input the variant declares); otherwise the

@@ -216,7 +216,7 @@ Status CallModifiers::bind(const Variant &kernel, KernelCall *call) {
                            "which the call must name (attngen::attention(args, kernel)); the "
                            "chosen kernel has none");
         }
-        ATTNGEN_RETURN_IF_ERROR(call->buffer(name.c_str(), keep(view)));
+        ATTNGEN_RETURN_IF_ERROR(call->extra_input(name, keep(view)));
     }
     return Status::Ok();
 }
