@@ -101,7 +101,7 @@ TEST(Numerics, Exp2OfNanIsNan) {
 }
 
 // softcap's tanh, vectorized as the kernels run it: relative error against double tanh over
-// small, medium and saturating arguments of both signs, and the ends.
+// small, medium and saturating arguments of both signs, and the ends (+-inf, 0 and NaN).
 TEST(Numerics, TanhWithinOneMicroOfDoubleTanh) {
     const int n = 1 << 18;
     Halide::Buffer<float> x(n);
@@ -122,12 +122,15 @@ TEST(Numerics, TanhWithinOneMicroOfDoubleTanh) {
     }
     EXPECT_LT(worst, 1e-6);
     Halide::Func ends("ends");
-    ends(i) = algorithm::tanh_by_exp2(Halide::select(i == 0, Halide::Expr(INFINITY),
-                                                     i == 1, Halide::Expr(-INFINITY), 0.0f));
-    Halide::Buffer<float> e = ends.realize({3});
+    ends(i) = algorithm::tanh_by_exp2(Halide::select(i == 0, Halide::Expr(INFINITY), i == 1,
+                                                     Halide::Expr(-INFINITY), i == 2, 0.0f,
+                                                     Halide::Expr(NAN)));
+    ends.vectorize(i, 4);
+    Halide::Buffer<float> e = ends.realize({4});
     EXPECT_EQ(e(0), 1.0f);
     EXPECT_EQ(e(1), -1.0f);
     EXPECT_EQ(e(2), 0.0f);
+    EXPECT_TRUE(std::isnan(e(3)));
 }
 
 }  // namespace

@@ -236,6 +236,32 @@ TEST_P(ModifierTest, RowWhoseAllowedScoresAreAllMinusInfGivesZeros) {
     EXPECT_EQ(c.lse[1], -std::numeric_limits<double>::infinity());
 }
 
+// A NaN score makes its row NaN, as without modifiers, also through the softcap's tanh (whose
+// clamps and selects may drop a NaN under LLVM's no-NaNs flag: it did, and the row looked valid).
+TEST_P(ModifierTest, NanScoreMakesItsRowNanThroughTheSoftcap) {
+    AttentionCase c = Make(1, 1, 4, 24, 16);
+    SetScoreModifiers(&c, true, false, {});
+    const auto schedules = SchedulesCovering(c.mask(), c.modifiers.score);
+    if (std::find(schedules.begin(), schedules.end(), GetParam()) == schedules.end()) {
+        GTEST_SKIP() << GetParam() << " compiles no kernel with a softcap";
+    }
+    c.prepare(3);
+    c.q[1 * 16 + 3] = NAN;  // Every score of row 1 is NaN.
+    std::vector<float> out, lse;
+    ModifierTensors tensors;
+    AttentionArgs args = ArgsWithModifiersFor(c, &tensors, &out, &lse, nullptr);
+    args.schedule = GetParam();
+    CallInfo info;
+    const Status status = attention(args, &info);
+    ASSERT_TRUE(status.ok()) << status.to_string();
+    for (int64_t i = 0; i < 4; i++) {
+        for (int64_t e = 0; e < 16; e++) {
+            const float x = out[i * 16 + e];
+            EXPECT_EQ(std::isnan(x), i == 1) << "row " << i << ", kernel " << info.kernel;
+        }
+    }
+}
+
 // A call with bad modifiers: an InvalidArgument status whose message names the problem, and
 // nothing written.
 class ModifierValidation : public ::testing::Test {

@@ -23,7 +23,11 @@ Expr tanh_by_exp2(const Expr &x) {
     series = magnitude + magnitude * x2 * series;
     const Expr tanh_magnitude = Halide::select(magnitude < 0.25f, series, (1.0f - t) / (1.0f + t));
     const Expr sign = Halide::reinterpret<uint32_t>(x) & Expr(uint32_t{0x80000000});
-    return Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(tanh_magnitude) | sign);
+    // Under LLVM's no-NaNs flag the select above may take either side for a NaN argument, and
+    // the result was finite (a NaN score then escaped the softmax's NaN rule): a NaN argument is
+    // put back on the bits.
+    return keep_nan(
+        x, Halide::reinterpret<float>(Halide::reinterpret<uint32_t>(tanh_magnitude) | sign));
 }
 
 ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &in, const Expr &nq,
