@@ -75,22 +75,31 @@ std::vector<std::string> SchedulesCovering(const MaskSpec &mask, const ScoreSpec
 
 class ModifierTest : public ::testing::TestWithParam<std::string> {
   protected:
+    // Whether this test's schedule compiles a kernel for the case.
+    bool Covered(const AttentionCase &c) const {
+        const auto schedules = SchedulesCovering(c.mask(), c.modifiers.score);
+        return std::find(schedules.begin(), schedules.end(), GetParam()) != schedules.end();
+    }
+
+    // Runs the prepared case on this test's schedule.
+    Status Run(const AttentionCase &c, std::vector<float> *out, std::vector<float> *lse,
+               CallInfo *info) const {
+        ModifierTensors tensors;
+        AttentionArgs args = ArgsWithModifiersFor(c, &tensors, out, lse, nullptr);
+        args.schedule = GetParam();
+        return attention(args, info);
+    }
+
     // Checks the case on this test's schedule; skipped where it compiles no kernel for it.
     void Check(AttentionCase &c, uint32_t seed = 3) {
-        const MaskSpec mask = c.mask();
-        ScoreSpec score = c.modifiers.score;
-        const auto schedules = SchedulesCovering(mask, score);
-        if (std::find(schedules.begin(), schedules.end(), GetParam()) == schedules.end()) {
-            GTEST_SKIP() << GetParam() << " compiles no kernel with mask " << mask.to_string()
-                         << " and score " << score.to_string();
+        if (!Covered(c)) {
+            GTEST_SKIP() << GetParam() << " compiles no kernel with mask " << c.mask().to_string()
+                         << " and score " << c.modifiers.score.to_string();
         }
         c.prepare(seed);
         std::vector<float> out, lse;
-        ModifierTensors tensors;
-        AttentionArgs args = ArgsWithModifiersFor(c, &tensors, &out, &lse, nullptr);
-        args.schedule = GetParam();
         CallInfo info;
-        const Status status = attention(args, &info);
+        const Status status = Run(c, &out, &lse, &info);
         ASSERT_TRUE(status.ok()) << status.to_string();
         EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out, kernel " << info.kernel;
         EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse, kernel " << info.kernel;
@@ -241,18 +250,12 @@ TEST_P(ModifierTest, RowWhoseAllowedScoresAreAllMinusInfGivesZeros) {
 TEST_P(ModifierTest, NanScoreMakesItsRowNanThroughTheSoftcap) {
     AttentionCase c = Make(1, 1, 4, 24, 16);
     SetScoreModifiers(&c, true, false, {});
-    const auto schedules = SchedulesCovering(c.mask(), c.modifiers.score);
-    if (std::find(schedules.begin(), schedules.end(), GetParam()) == schedules.end()) {
-        GTEST_SKIP() << GetParam() << " compiles no kernel with a softcap";
-    }
+    if (!Covered(c)) GTEST_SKIP() << GetParam() << " compiles no kernel with a softcap";
     c.prepare(3);
     c.q[1 * 16 + 3] = NAN;  // Every score of row 1 is NaN.
     std::vector<float> out, lse;
-    ModifierTensors tensors;
-    AttentionArgs args = ArgsWithModifiersFor(c, &tensors, &out, &lse, nullptr);
-    args.schedule = GetParam();
     CallInfo info;
-    const Status status = attention(args, &info);
+    const Status status = Run(c, &out, &lse, &info);
     ASSERT_TRUE(status.ok()) << status.to_string();
     for (int64_t i = 0; i < 4; i++) {
         for (int64_t e = 0; e < 16; e++) {
