@@ -146,6 +146,23 @@ TEST_P(ModifierTest, WindowCausalKeyLengthsAndSegmentsTogether) {
     }
 }
 
+// Head dimensions below, at and above the vector widths and the fused kernels' tiles of value
+// features (up to 4 AVX-512 vectors, 64 features): a tile past d_v computes clamped features that
+// are never output, and a d_v between two whole tiles runs both kinds of tile.
+TEST_P(ModifierTest, HeadDimsBelowAtAndAboveTheValueTile) {
+    for (int64_t d : {1, 15, 17, 64, 65, 80, 130}) {
+        SCOPED_TRACE("d " + std::to_string(d));
+        AttentionCase window = Make(1, 2, 40, 300, d);
+        window.causal = true;
+        SetWindow(&window, 100, -1);
+        Check(window);
+        AttentionCase documents = Make(1, 2, 40, 300, d);
+        documents.causal = true;
+        SetDocuments(&documents, 70);
+        Check(documents);
+    }
+}
+
 TEST_P(ModifierTest, PackedDocumentsWithoutCausal) {
     AttentionCase c = Make(2, 3, 50, 50, 32);
     SetDocuments(&c, 16);

@@ -16,7 +16,7 @@ using Halide::Var;
 OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const Func &v,
                                              const KeyMask &mask, const AttentionShape &shape,
                                              const Expr &scale, int key_block, int query_group,
-                                             int key_splits, bool skip_empty_blocks,
+                                             int key_splits, bool skip_empty_blocks, int value_tile,
                                              const ScoreModifier &modifier) {
     const Dims &x = dims();
     const Var t("t");
@@ -103,9 +103,18 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // and tells bounds inference, which does not look at the predicates, that the block's weights
     // are all they read: without it, a band's keys seemed to reach the last key, and every block
     // computed the scores of all the keys after it.
+    //
+    // With tiles of value features (value_tile), a feature past d_v reads the last one, which
+    // changes no feature of the output, and only where d_v is not a multiple of the tile: a
+    // schedule that specializes on that condition keeps the common case's loads dense.
+    f.value_tile = value_tile;
+    Expr feature = x.e;
+    if (value_tile > 0) {
+        feature = Halide::select(shape.d_v % value_tile == 0, x.e, Halide::min(x.e, shape.d_v - 1));
+    }
     auto add_weighted_value = [&](const Expr &unclamped) {
         const Expr key = Halide::min(unclamped, Halide::min((t + 1) * T, shape.nk) - 1);
-        Expr term = f.block_weights(key, row, x.h, x.b) * f.v_for_head(x.e, key, x.h, x.b);
+        Expr term = f.block_weights(key, row, x.h, x.b) * f.v_for_head(feature, key, x.h, x.b);
         if (f.mask.allowed.defined()) {
             term = Halide::select(f.mask.allowed(key, row, x.b), term, 0.0f);
         }

@@ -39,6 +39,7 @@ struct OnlineAttentionFuncs {
     Halide::Func block_common;
     int query_group = 0;  // G, queries that walk the key blocks together.
     int key_splits = 1;   // S, runs of key blocks merged separately, then together.
+    int value_tile = 0;   // Value features a schedule computes at once (0: any number).
     // group_begin(g, b), group_end(g, b): the allowed keys of group g lie between its first
     // query's begin and its last query's end (mask.h: neither decreases with the query).
     Halide::Func group_begin, group_end;
@@ -68,13 +69,15 @@ struct OnlineAttentionFuncs {
 // key_block: keys per block; query_group: queries per group (a divisor or multiple of the
 // schedule's tiles); key_splits: S > 1 splits each group's walk over the keys into S runs that a
 // schedule can compute in parallel (decode steps); skip_empty_blocks: test each block for an
-// allowed key first (block_live), which the schedule must then compute. All are a schedule's
+// allowed key first (block_live), which the schedule must then compute; value_tile > 0: the
+// schedule computes the value features in whole tiles of value_tile, past d_v where d_v is not a
+// multiple of it (those features read the last one and are never output). All are a schedule's
 // choices, fixed when the kernel is generated.
 OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
                                              const Halide::Func &v, const KeyMask &mask,
                                              const AttentionShape &shape, const Halide::Expr &scale,
                                              int key_block, int query_group, int key_splits,
-                                             bool skip_empty_blocks,
+                                             bool skip_empty_blocks, int value_tile,
                                              const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

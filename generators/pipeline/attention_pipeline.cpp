@@ -107,7 +107,7 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
         const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
         online_funcs_ = algorithm::define_online_attention(
             in.q, in.k, in.v, mask, shape, in.scale, layout.key_block, layout.query_group,
-            layout.key_splits, layout.skip_empty_blocks, modifier);
+            layout.key_splits, layout.skip_empty_blocks, layout.value_tile, modifier);
     } else {
         composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale, modifier);
     }
@@ -135,6 +135,10 @@ void AttentionPipeline::constrain_outputs(Halide::OutputImageParam out,
         for (int d = 0; d < probs->dimensions(); d++) probs->dim(d).set_min(0);
     }
     if (variant_.d_v > 0) out.dim(0).set_extent(variant_.d_v);
+    // lse's extents are out's [Nq, H, B]: stated, they let the schedule's fused loops over out
+    // and lse share one bound, instead of a test of each that loop partitioning copied the
+    // whole key walk for.
+    for (int d = 0; d < lse.dimensions(); d++) lse.dim(d).set_extent(out.dim(d + 1).extent());
 }
 
 void AttentionPipeline::set_estimates(const Estimates &e) {

@@ -148,6 +148,9 @@ class Schedule {
         // Test each block for an allowed key before walking it, where the mask has a per-key
         // test (OnlineAttentionFuncs::block_live, which the schedule then computes).
         bool skip_empty_blocks = false;
+        // Value features the schedule computes in one tile, rounding d_v up to whole tiles
+        // (0: none; algorithm/online_attention.h).
+        int value_tile = 0;
     };
     virtual OnlineLayout online_layout(const Context &ctx) const {
         (void)ctx;

@@ -1,3 +1,6 @@
+#include <cstdio>
+#include <cstdlib>
+
 #include "algorithm/dims.h"
 #include "paths.h"
 
@@ -80,29 +83,43 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     // The merge in the tiles of P V (below): value_rows queries by value_vectors vectors of
     // value features, the running state stored with the features fastest as out is.
     walk.compute_at(out, go).vectorize(e, vec, kGuard);
-    // Where d_v is a multiple of the tile (the common case), a specialization rounds the tiles up
-    // and so gives the block's weighted values (computed per tile, below) a constant extent: its
-    // accumulators then stay in registers. With a test for the tail of d_v on each vector, they
-    // went to memory on every multiply-add.
+    // The tiles of the merge round d_v up to whole tiles, which gives the block's weighted values
+    // (computed per tile, below) a constant extent: their accumulators then stay in registers
+    // (with a test for the tail of d_v on each vector, they went to memory on every
+    // multiply-add). Past d_v the algorithm reads the last value feature (the layout's
+    // value_tile), and the weighted values specialize on whole tiles, where it needs no clamp.
+    // Until 2026-12 a specialization of the whole walk chose between this and a guarded copy:
+    // the key-block kernels took twice the code generation time for it.
     const int tile_e = p.value_vectors * vec;
+    if (f.value_tile != tile_e) {
+        std::fprintf(stderr,
+                     "cpu_fused: the key-block walk was defined with tiles of %d value "
+                     "features, its schedule has %d\n",
+                     f.value_tile, tile_e);
+        std::abort();
+    }
     Var io("io"), ir("ir"), eu("eu"), el("el");
-    auto merge_tiles = [&](Halide::Stage update, TailStrategy tail) {
-        update.split(ii, io, ir, p.value_rows)
-            .split(e, eo, ei, tile_e, tail)
-            .split(ei, eu, el, vec)
-            .reorder(el, eu, ir, eo, io, Halide::RVar(f.blocks))
-            .vectorize(el)
-            .unroll(eu)
-            .unroll(ir);
-        if (f.key_splits > 1) {
-            // The splits of one group are parallel tasks inside its task: a call with fewer
-            // groups than threads (a few queries against a long cache) still keeps every thread
-            // busy.
-            update.parallel(args[2]);
-        }
-    };
-    merge_tiles(walk.update().specialize(f.shape.d_v % tile_e == 0), TailStrategy::RoundUp);
-    merge_tiles(walk.update(), kGuard);
+    Stage merge = walk.update();
+    merge.split(ii, io, ir, p.value_rows)
+        .split(e, eo, ei, tile_e, TailStrategy::RoundUp)
+        .split(ei, eu, el, vec)
+        .reorder(el, eu, ir, eo, io, Halide::RVar(f.blocks))
+        .vectorize(el)
+        .unroll(eu)
+        .unroll(ir);
+    if (f.key_splits > 1) {
+        // The splits of one group are parallel tasks inside its task: a call with fewer groups
+        // than threads (a few queries against a long cache) still keeps every thread busy.
+        merge.parallel(args[2]);
+    }
+    // The range of blocks each group walks, a table of one entry per group and batch element
+    // computed before the walk: read from memory, the walk's bounds are values that loop
+    // partitioning cannot solve for the group, so it no longer splits the loop over groups
+    // into ranges (each with its own copy of the walk) where the range formula simplifies.
+    // With both changes and lse's extents stated (AttentionPipeline::constrain_outputs), the
+    // key-block kernel with every modifier took 14 s to generate for AVX-512 instead of 92.
+    f.group_end.compute_root();
+    if (f.group_begin.defined()) f.group_begin.compute_root();
     if (f.key_splits > 1) {
         Func running = f.running_grouped;
         const std::vector<Var> rargs = running.args();
@@ -162,8 +179,12 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     const Var acc_rows = f.block_acc.args()[2];
     f.block_common.compute_at(walk, blocks);
     f.block_acc.compute_at(walk, eo).bound_extent(acc_rows, p.value_rows);
+    // (A kernel specialized to one d_v needs no run-time test: the clamp is there or not.)
+    const Halide::Expr whole_tiles =
+        ctx.variant.d_v > 0 ? Halide::Expr() : f.shape.d_v % tile_e == 0;
     schedule_feature_tile(f.block_acc, acc_rows,
-                          {f.block_keys_acc, f.block_acc_band, f.block_acc_lower_band}, p, vec);
+                          {f.block_keys_acc, f.block_acc_band, f.block_acc_lower_band}, p, vec,
+                          whole_tiles);
 
     schedule_live_blocks(f);
     if (with_probs) schedule_online_probs(f, ctx);

@@ -25,9 +25,12 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 // (the weighted values, features first, its queries along `rows`), vectorized across the
 // features: one update of acc per reduction domain in `keys`, in order (an undefined one has
 // none), the first in the register tile and the others (bands of a few keys) as plain vector
-// loops. The caller places acc and bounds its query rows.
+// loops. The caller places acc and bounds its query rows. Each update is specialized on
+// whole_tiles where it is defined: the condition under which acc's value features need no clamp
+// (algorithm/online_attention.h, value_tile).
 void schedule_feature_tile(Halide::Func acc, const Halide::Var &rows,
-                           const std::vector<Halide::RDom> &keys, const FusedParams &p, int vec);
+                           const std::vector<Halide::RDom> &keys, const FusedParams &p, int vec,
+                           const Halide::Expr &whole_tiles);
 
 // Where the scores are modified, a block stores them, so that the modifier runs once per score
 // rather than once for the row's maximum and again for its weight. A modifier that costs a few

@@ -14,7 +14,7 @@ using Halide::Var;
 // vector loads of its value row and value_rows broadcasts of weights. The caller places acc and
 // bounds its query rows.
 void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::RDom> &keys,
-                           const FusedParams &p, int vec) {
+                           const FusedParams &p, int vec, const Halide::Expr &whole_tiles) {
     const Var e = acc.args()[0];
     Var eu("eu"), el("el");
     acc.bound_storage(e, p.value_vectors * vec)
@@ -30,9 +30,15 @@ void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::
     int stage = 0;
     for (const Halide::RDom &r : keys) {
         if (!r.defined()) continue;
-        Stage update = acc.update(stage++);
-        update.split(e, eu, el, vec, kGuard).reorder(el, eu, rows, Halide::RVar(r)).vectorize(el);
-        if (stage == 1) update.unroll(eu).unroll(rows);
+        auto schedule = [&](Stage update) {
+            update.split(e, eu, el, vec, kGuard)
+                .reorder(el, eu, rows, Halide::RVar(r))
+                .vectorize(el);
+            if (stage == 0) update.unroll(eu).unroll(rows);
+        };
+        if (whole_tiles.defined()) schedule(acc.update(stage).specialize(whole_tiles));
+        schedule(acc.update(stage));
+        stage++;
     }
 }
 

@@ -207,6 +207,11 @@ Schedule::OnlineLayout CudaFused::online_layout(const Context &ctx) const {
         layout.query_group = std::min(ctx.variant.max_queries, p.query_group);
         layout.key_splits = p.decode_key_splits;
     }
+    // A CPU entry runs cpu_fused's key-block path (online_attention, below), in its tiles.
+    if (!targets_gpu(ctx)) {
+        layout.value_tile =
+            schedule_or_error("cpu_fused").online_layout(without_params(ctx)).value_tile;
+    }
     return layout;
 }
 
