@@ -17,7 +17,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
                                              const KeyMask &mask, const AttentionShape &shape,
                                              const Expr &scale, int key_block, int query_group,
                                              int key_splits, bool skip_empty_blocks, int value_tile,
-                                             const ScoreModifier &modifier) {
+                                             int value_vector, const ScoreModifier &modifier) {
     const Dims &x = dims();
     const Var t("t");
     const int T = key_block;
@@ -96,66 +96,6 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     if (f.mask.begin.defined()) {
         dense_begin = Halide::min(f.mask.begin(group_last, x.b), dense_end);
     }
-    f.block_acc = Func("block_acc");
-    const std::vector<Expr> acc_args{x.e, t, ii, g, x.h, x.b};
-    f.block_acc(acc_args) = 0.0f;
-    // Each key is clamped into the block (and below nk), which changes no key the parts visit
-    // and tells bounds inference, which does not look at the predicates, that the block's weights
-    // are all they read: without it, a band's keys seemed to reach the last key, and every block
-    // computed the scores of all the keys after it.
-    //
-    // With tiles of value features (value_tile), a feature past d_v reads the last one, which
-    // changes no feature of the output, and only where d_v is not a multiple of the tile: a
-    // schedule that specializes on that condition keeps the common case's loads dense.
-    f.value_tile = value_tile;
-    Expr feature = x.e;
-    if (value_tile > 0) {
-        feature = Halide::select(shape.d_v % value_tile == 0, x.e, Halide::min(x.e, shape.d_v - 1));
-    }
-    auto add_weighted_value = [&](const Expr &unclamped) {
-        const Expr key = Halide::min(unclamped, Halide::min((t + 1) * T, shape.nk) - 1);
-        Expr term = f.block_weights(key, row, x.h, x.b) * f.v_for_head(feature, key, x.h, x.b);
-        if (f.mask.allowed.defined()) {
-            term = Halide::select(f.mask.allowed(key, row, x.b), term, 0.0f);
-        }
-        f.block_acc(acc_args) += term;
-    };
-    // The common range within the block: block_common(t, g, b) = (its first key relative to the
-    // block, its number of keys). A Func, so that the loop's predicate compares the key with a
-    // value Halide does not look into: it then turns the predicate into the loop's bound and
-    // leaves no test in the loop (with the expression written out, a test stayed on every key).
-    const Expr dense_first =
-        dense_begin.defined() ? Halide::clamp(dense_begin - t * T, 0, T) : Expr(0);
-    const Expr dense_last = Halide::clamp(dense_end - t * T, 0, T);
-    f.block_common = Func("block_common");
-    f.block_common(t, g, x.b) = Tuple(dense_first, Halide::max(dense_last - dense_first, 0));
-    f.block_keys_acc = RDom(0, T, "block_keys_acc");
-    f.block_keys_acc.where(f.block_keys_acc < f.block_common(t, g, x.b)[1]);
-    add_weighted_value(t * T + f.block_common(t, g, x.b)[0] + f.block_keys_acc);
-    if (f.mask.has_band()) {
-        // A band of the block's keys in [first, last), at most G of them.
-        auto band = [&](const Expr &first, const Expr &last, const std::string &name) {
-            const Expr band_first = Halide::max(first, t * T);
-            RDom r(0, G, name);
-            r.where(r < Halide::min(last, (t + 1) * T) - band_first);
-            add_weighted_value(band_first + r);
-            return r;
-        };
-        const Expr begin = f.mask.begin_at(row, x.b), end = f.mask.end(row, x.b);
-        f.block_acc_band = band(Halide::max(dense_end, begin), end, "block_acc_band");
-        if (dense_begin.defined()) {
-            f.block_acc_lower_band =
-                band(begin, Halide::min(dense_begin, end), "block_acc_lower_band");
-        }
-    }
-
-    // The merge, block after block, over groups of query_group queries: a group walks the blocks
-    // that hold an allowed key of its last query, the one that sees the most keys, so the bound
-    // of the walk depends on the group alone and a schedule that keeps a group together skips the
-    // fully masked blocks of causal attention. For the group's other queries such a block holds
-    // no allowed key (block_max is lowest, block_sum and block_acc are 0), and merging it changes
-    // nothing. Rows past Nq in the last group read the last query (q_rows above); they are never
-    // output, and leaving their index unclamped keeps a group's rows one dense vector.
     const Expr group_last_query = Halide::min(group_last, shape.nq - 1);
     f.query_group = G;
     f.key_splits = key_splits;
@@ -177,10 +117,17 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         f.group_begin(g, x.b) = group_begin;
     }
     // A block is walked if it starts before the group's last allowed key and ends after its first.
+    // The walk reads the bounds from group_begin and group_end (a schedule may compute them once);
+    // the test of the blocks' keys below writes them out, so that Halide hoists the test out of
+    // its loops over keys (read from a buffer, it stayed on every fold).
+    auto in_range_of = [&](const Expr &block, const Expr &first, const Expr &last) {
+        const Expr starts_before_end = block * T < last;
+        if (!first.defined()) return starts_before_end;
+        return starts_before_end && (block + 1) * T > first;
+    };
     auto in_range = [&](const Expr &block) {
-        const Expr starts_before_end = block * T < f.group_end(g, x.b);
-        if (!f.group_begin.defined()) return starts_before_end;
-        return starts_before_end && (block + 1) * T > f.group_begin(g, x.b);
+        return in_range_of(block, f.group_begin.defined() ? f.group_begin(g, x.b) : Expr(),
+                           f.group_end(g, x.b));
     };
     // With a per-key test (segments, a user's mask) and a schedule that asks for it, the walk
     // also skips the in-range blocks that hold no allowed key of the group's queries: packed
@@ -190,6 +137,10 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // The test is a predicate of the walk, so that the block's index stays the walk's own: an
     // index read from a list of live blocks would hide from bounds inference which block an
     // iteration computes, and every iteration would compute all of them (measured: 12x slower).
+    //
+    // The same pass finds the blocks whose keys below nk the per-key test allows for every query
+    // of the group (block_live's second value): a block inside one packed document. Their weighted
+    // values need no per-key test (block_common below).
     if (skip_empty_blocks && f.mask.allowed.defined()) {
         // Folds of 16 keys fill a vector of any of the CPU targets; a block of another size
         // is tested a key at a time.
@@ -197,21 +148,118 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         const Var lane("lane");
         f.key_live_fold = RDom(0, T / kFold, 0, G, "key_live_fold");
         const RDom &fold = f.key_live_fold;
-        f.key_live_fold.where(g * G + fold.y < shape.nq && in_range(t));
+        f.key_live_fold.where(g * G + fold.y < shape.nq && in_range_of(t, group_begin, group_end));
+        // Both flags in one byte (a Tuple here met an internal error of Halide 14's code
+        // generation): kLive is set by any allowed key, kWhole cleared by any refused one.
+        const Expr key = t * T + fold.x * kFold + lane, query = g * G + fold.y;
+        const Expr live_bit(kLive), keep_whole(uint8_t{0xFF}), clear_whole(uint8_t(~kWhole));
         f.key_live = Func("key_live");
-        f.key_live(lane, t, g, x.b) = Expr(uint8_t{0});
+        f.key_live(lane, t, g, x.b) = Expr(kWhole);
         f.key_live(lane, t, g, x.b) =
-            Halide::select(f.mask.allows(t * T + fold.x * kFold + lane, g * G + fold.y, x.b),
-                           Expr(uint8_t{1}), f.key_live(lane, t, g, x.b));
+            (f.key_live(lane, t, g, x.b) |
+             Halide::select(f.mask.allows(key, query, x.b), live_bit, Expr(uint8_t{0}))) &
+            Halide::select(key >= shape.nk || f.mask.allowed(key, query, x.b), keep_whole,
+                           clear_whole);
+        // Over the lanes: kLive of any lane, kWhole of all.
         const RDom lanes(0, kFold, "block_live_lanes");
+        const Expr lane_flags = f.key_live(lanes, t, g, x.b);
         f.block_live = Func("block_live");
-        f.block_live(t, g, x.b) = Expr(uint8_t{0});
+        f.block_live(t, g, x.b) = Expr(kWhole);
         f.block_live(t, g, x.b) =
-            Halide::max(f.block_live(t, g, x.b), f.key_live(lanes, t, g, x.b));
+            (f.block_live(t, g, x.b) | (lane_flags & live_bit)) & (lane_flags | clear_whole);
     }
+    f.block_acc = Func("block_acc");
+    const std::vector<Expr> acc_args{x.e, t, ii, g, x.h, x.b};
+    f.block_acc(acc_args) = 0.0f;
+    // Each key is clamped into the block (and below nk), which changes no key the parts visit
+    // and tells bounds inference, which does not look at the predicates, that the block's weights
+    // are all they read: without it, a band's keys seemed to reach the last key, and every block
+    // computed the scores of all the keys after it.
+    //
+    // With tiles of value features (value_tile), a feature past d_v reads another one, which
+    // changes no feature of the output, and only where d_v is not a multiple of the tile. Where
+    // d_v is a multiple of the vector (value_vector), each whole vector past d_v reads the last
+    // vector below d_v (min of two ramps of the same stride is a ramp: the load stays dense);
+    // else each feature past d_v reads the last one. A schedule that specializes on the two
+    // conditions keeps the loads dense in both common cases: with the last clamp for a d_v of 32
+    // or 80 (tiles of 64), each load of a value was a gather, 1.6x and 1.3x the time of the
+    // guarded walk this replaced. Bounds inference takes the union of the branches, and the
+    // vector branch's alone would reach below 0 or past d_v for a d_v below the vector; the
+    // promise states what holds for the branch taken.
+    f.value_tile = value_tile;
+    Expr feature = x.e;
+    if (value_tile > 0) {
+        const int V = value_vector;
+        feature = Halide::select(
+            shape.d_v % value_tile == 0, x.e,
+            Halide::select(shape.d_v % V == 0, Halide::min(x.e, shape.d_v - V + x.e % V),
+                           Halide::min(x.e, shape.d_v - 1)));
+        feature = Halide::unsafe_promise_clamped(feature, 0, shape.d_v - 1);
+    }
+    auto add_weighted_value = [&](const Expr &unclamped, bool tested) {
+        const Expr key = Halide::min(unclamped, Halide::min((t + 1) * T, shape.nk) - 1);
+        Expr term = f.block_weights(key, row, x.h, x.b) * f.v_for_head(feature, key, x.h, x.b);
+        if (tested) term = Halide::select(f.mask.allowed(key, row, x.b), term, 0.0f);
+        f.block_acc(acc_args) += term;
+    };
+    const bool per_key_test = f.mask.allowed.defined();
+    // The common range within the block: block_common(t, g, b) = (its first key relative to the
+    // block, its number of keys). A Func, so that the loop's predicate compares the key with a
+    // value Halide does not look into: it then turns the predicate into the loop's bound and
+    // leaves no test in the loop (with the expression written out, a test stayed on every key).
+    // Where block_live says which blocks the per-key test allows whole, the range is walked by
+    // one of two domains: block_keys_acc without the test in such a block (block_common's second
+    // value is the count there, else 0) and block_keys_acc_tested with it in the others (its
+    // third value). With the test on every key of packed documents, LLVM branched on it per key
+    // and query and kept the register tile of P V in memory: twice the time per walked block.
+    const Expr dense_first =
+        dense_begin.defined() ? Halide::clamp(dense_begin - t * T, 0, T) : Expr(0);
+    const Expr dense_last = Halide::clamp(dense_end - t * T, 0, T);
+    const Expr dense_count = Halide::max(dense_last - dense_first, 0);
+    f.block_common = Func("block_common");
+    if (f.block_live.defined()) {
+        const Expr whole = (f.block_live(t, g, x.b) & kWhole) != 0;
+        const Expr untested = Halide::select(whole, dense_count, 0);
+        f.block_common(t, g, x.b) = Tuple(dense_first, untested, dense_count - untested);
+    } else {
+        f.block_common(t, g, x.b) = Tuple(dense_first, dense_count);
+    }
+    const Expr common_first = t * T + f.block_common(t, g, x.b)[0];
+    f.block_keys_acc = RDom(0, T, "block_keys_acc");
+    f.block_keys_acc.where(f.block_keys_acc < f.block_common(t, g, x.b)[1]);
+    add_weighted_value(common_first + f.block_keys_acc, per_key_test && !f.block_live.defined());
+    if (f.block_live.defined()) {
+        f.block_keys_acc_tested = RDom(0, T, "block_keys_acc_tested");
+        f.block_keys_acc_tested.where(f.block_keys_acc_tested < f.block_common(t, g, x.b)[2]);
+        add_weighted_value(common_first + f.block_keys_acc_tested, /*tested=*/true);
+    }
+    if (f.mask.has_band()) {
+        // A band of the block's keys in [first, last), at most G of them.
+        auto band = [&](const Expr &first, const Expr &last, const std::string &name) {
+            const Expr band_first = Halide::max(first, t * T);
+            RDom r(0, G, name);
+            r.where(r < Halide::min(last, (t + 1) * T) - band_first);
+            add_weighted_value(band_first + r, per_key_test);
+            return r;
+        };
+        const Expr begin = f.mask.begin_at(row, x.b), end = f.mask.end(row, x.b);
+        f.block_acc_band = band(Halide::max(dense_end, begin), end, "block_acc_band");
+        if (dense_begin.defined()) {
+            f.block_acc_lower_band =
+                band(begin, Halide::min(dense_begin, end), "block_acc_lower_band");
+        }
+    }
+
+    // The merge, block after block, over groups of query_group queries: a group walks the blocks
+    // that hold an allowed key of its last query, the one that sees the most keys, so the bound
+    // of the walk depends on the group alone and a schedule that keeps a group together skips the
+    // fully masked blocks of causal attention. For the group's other queries such a block holds
+    // no allowed key (block_max is lowest, block_sum and block_acc are 0), and merging it changes
+    // nothing. Rows past Nq in the last group read the last query (q_rows above); they are never
+    // output, and leaving their index unclamped keeps a group's rows one dense vector.
     auto walks = [&](const Expr &block) {
         if (!f.block_live.defined()) return in_range(block);
-        return in_range(block) && f.block_live(block, g, x.b) != 0;
+        return in_range(block) && (f.block_live(block, g, x.b) & kLive) != 0;
     };
     // Folds a partial result (its maximum, sum and weighted values) into a running state.
     auto merge = [&](const Tuple &state, const Expr &bm, const Expr &bl, const Expr &bacc) {

@@ -13,12 +13,17 @@
 // not visited; a row with no allowed key gives out = 0 and lse = -inf as in attention.h.
 #pragma once
 
+#include <cstdint>
+
 #include "Halide.h"
 #include "attention.h"
 #include "mask.h"
 #include "scores.h"
 
 namespace attngen::algorithm {
+
+// The flags of OnlineAttentionFuncs::block_live.
+constexpr uint8_t kLive = 1, kWhole = 2;
 
 struct OnlineAttentionFuncs {
     Halide::Func q, k, v;                 // The inputs; k and v indexed by key/value head.
@@ -33,9 +38,12 @@ struct OnlineAttentionFuncs {
     // every query of group g sees (block_keys_acc, bounds that depend on the group alone), then
     // the query's own keys after and before them (block_acc_band and block_acc_lower_band, at
     // most G each, undefined where the mask does not vary by query or has no begin).
+    // Where block_live is defined, the range is block_keys_acc's in the blocks whose keys the
+    // per-key test allows whole and block_keys_acc_tested's (tested per key) in the others.
     Halide::Func block_acc;
-    Halide::RDom block_acc_band, block_acc_lower_band;
-    // block_common(t, g, b) = Tuple(first, count): block_keys_acc's keys, t T + first onwards.
+    Halide::RDom block_acc_band, block_acc_lower_band, block_keys_acc_tested;
+    // block_common(t, g, b) = Tuple(first, count[, tested count]): block_keys_acc's keys (and
+    // block_keys_acc_tested's), t T + first onwards.
     Halide::Func block_common;
     int query_group = 0;  // G, queries that walk the key blocks together.
     int key_splits = 1;   // S, runs of key blocks merged separately, then together.
@@ -44,10 +52,11 @@ struct OnlineAttentionFuncs {
     // query's begin and its last query's end (mask.h: neither decreases with the query).
     Halide::Func group_begin, group_end;
     // For a mask with a per-key test (segments, a user's mask) when the schedule asked to skip
-    // empty blocks (undefined otherwise): block_live(t, g, b), whether key block t is in group
-    // g's range and holds an allowed key of one of its queries, which the walk tests before it
-    // computes a block, from key_live(lane, t, g, b), the same for the keys of the block at one
-    // lane of a fold of 16.
+    // empty blocks (undefined otherwise): block_live(t, g, b), flags (uint8): kLive where key
+    // block t is in group g's range and holds an allowed key of one of its queries, which the walk
+    // tests before it computes a block, and kWhole where the per-key test allows all its keys
+    // below nk for every query of the group; from key_live(lane, t, g, b), the same for the keys
+    // of the block at one lane of a fold of 16.
     Halide::Func key_live, block_live;
     Halide::RDom key_live_fold;  // key_live's update: folds of a block's keys x group's queries.
     // running_grouped(e, ii, g, h, b) = Tuple(m, l, acc) of query g * G + ii, merged over the
@@ -71,13 +80,13 @@ struct OnlineAttentionFuncs {
 // schedule can compute in parallel (decode steps); skip_empty_blocks: test each block for an
 // allowed key first (block_live), which the schedule must then compute; value_tile > 0: the
 // schedule computes the value features in whole tiles of value_tile, past d_v where d_v is not a
-// multiple of it (those features read the last one and are never output). All are a schedule's
-// choices, fixed when the kernel is generated.
+// multiple of it (those features read others and are never output), in vectors of value_vector.
+// All are a schedule's choices, fixed when the kernel is generated.
 OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
                                              const Halide::Func &v, const KeyMask &mask,
                                              const AttentionShape &shape, const Halide::Expr &scale,
                                              int key_block, int query_group, int key_splits,
                                              bool skip_empty_blocks, int value_tile,
-                                             const ScoreModifier &modifier = {});
+                                             int value_vector, const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

@@ -149,8 +149,9 @@ class Schedule {
         // test (OnlineAttentionFuncs::block_live, which the schedule then computes).
         bool skip_empty_blocks = false;
         // Value features the schedule computes in one tile, rounding d_v up to whole tiles
-        // (0: none; algorithm/online_attention.h).
+        // (0: none; algorithm/online_attention.h), in vectors of value_vector features.
         int value_tile = 0;
+        int value_vector = 0;
     };
     virtual OnlineLayout online_layout(const Context &ctx) const {
         (void)ctx;

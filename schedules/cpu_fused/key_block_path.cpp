@@ -86,8 +86,9 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     // The tiles of the merge round d_v up to whole tiles, which gives the block's weighted values
     // (computed per tile, below) a constant extent: their accumulators then stay in registers
     // (with a test for the tail of d_v on each vector, they went to memory on every
-    // multiply-add). Past d_v the algorithm reads the last value feature (the layout's
-    // value_tile), and the weighted values specialize on whole tiles, where it needs no clamp.
+    // multiply-add). Past d_v the algorithm reads other value features (the layout's
+    // value_tile), and the weighted values specialize on whole tiles, where it needs no clamp,
+    // and on whole vectors, where the clamp moves whole vectors.
     // Until 2026-12 a specialization of the whole walk chose between this and a guarded copy:
     // the key-block kernels took twice the code generation time for it.
     const int tile_e = p.value_vectors * vec;
@@ -156,8 +157,14 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     // and sum are stored query-fastest too: stored block-fastest (their first argument), every
     // access was a gather or scatter (B1 H8 Nq17 Nk30000 d64: 19 to 15 ms for the maximum; causal
     // window L = 1024, B1 H8 N16384 d64: a quarter of the time went to the sum's).
+    //
+    // Each holds one block (bound_extent(t, 1)): where the walk's predicate reads a block's flags
+    // from block_live, bounds inference could not tell that only the walked block is needed, and
+    // in one copy of the walk made by loop partitioning (for packed documents, the copy that ran)
+    // their extent over blocks was a run-time value, which kept P V's register tile in memory.
     const Var t = f.block_max.args()[0];
     f.block_max.compute_at(walk, blocks)
+        .bound_extent(t, 1)
         .bound_extent(v.i, bq)
         .reorder_storage(v.i, t)
         .vectorize(v.i, bq);
@@ -168,23 +175,30 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .reorder(v.i, v.j)
         .vectorize(v.i, bq);
     f.block_sum.compute_at(walk, blocks)
+        .bound_extent(t, 1)
         .bound_extent(v.i, bq)
         .reorder_storage(v.i, t)
         .vectorize(v.i, bq);
     f.block_sum.update().reorder(f.block_keys_sum, v.i).vectorize(v.i, bq);
 
     // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
-    // per tile of the merge. The keys of the group's common range run without a test; the
-    // bands, at most block_q keys each per block, test each query.
+    // per tile of the merge. The keys of the group's common range run without a test of the
+    // range (with one of a per-key test in blocks that it does not allow whole, the second
+    // domain); the bands, at most block_q keys each per block, test each query.
     const Var acc_rows = f.block_acc.args()[2];
     f.block_common.compute_at(walk, blocks);
-    f.block_acc.compute_at(walk, eo).bound_extent(acc_rows, p.value_rows);
+    f.block_acc.compute_at(walk, eo)
+        .bound_extent(f.block_acc.args()[1], 1)
+        .bound_extent(acc_rows, p.value_rows);
     // (A kernel specialized to one d_v needs no run-time test: the clamp is there or not.)
-    const Halide::Expr whole_tiles =
-        ctx.variant.d_v > 0 ? Halide::Expr() : f.shape.d_v % tile_e == 0;
-    schedule_feature_tile(f.block_acc, acc_rows,
-                          {f.block_keys_acc, f.block_acc_band, f.block_acc_lower_band}, p, vec,
-                          whole_tiles);
+    // (With tiles of one vector the two conditions are one.)
+    std::vector<Halide::Expr> feature_clamps;
+    if (ctx.variant.d_v <= 0) feature_clamps.push_back(f.shape.d_v % tile_e == 0);
+    if (ctx.variant.d_v <= 0 && tile_e != vec) feature_clamps.push_back(f.shape.d_v % vec == 0);
+    schedule_feature_tile(
+        f.block_acc, acc_rows,
+        {f.block_keys_acc, f.block_keys_acc_tested, f.block_acc_band, f.block_acc_lower_band},
+        /*tiled_domains=*/2, p, vec, feature_clamps);
 
     schedule_live_blocks(f);
     if (with_probs) schedule_online_probs(f, ctx);

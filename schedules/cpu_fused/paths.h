@@ -24,13 +24,14 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
 // The P V register tile of value_rows queries by value_vectors vectors of value features of acc
 // (the weighted values, features first, its queries along `rows`), vectorized across the
 // features: one update of acc per reduction domain in `keys`, in order (an undefined one has
-// none), the first in the register tile and the others (bands of a few keys) as plain vector
-// loops. The caller places acc and bounds its query rows. Each update is specialized on
-// whole_tiles where it is defined: the condition under which acc's value features need no clamp
-// (algorithm/online_attention.h, value_tile).
+// none), the first tiled_domains in the register tile and the others (bands of a few keys) as
+// plain vector loops. The caller places acc and bounds its query rows. Each update is
+// specialized on each of the conditions in `specializations`, in order (those under which acc's
+// value features take a simpler clamp: algorithm/online_attention.h, value_tile).
 void schedule_feature_tile(Halide::Func acc, const Halide::Var &rows,
-                           const std::vector<Halide::RDom> &keys, const FusedParams &p, int vec,
-                           const Halide::Expr &whole_tiles);
+                           const std::vector<Halide::RDom> &keys, int tiled_domains,
+                           const FusedParams &p, int vec,
+                           const std::vector<Halide::Expr> &specializations);
 
 // Where the scores are modified, a block stores them, so that the modifier runs once per score
 // rather than once for the row's maximum and again for its weight. A modifier that costs a few

@@ -62,6 +62,7 @@ Schedule::OnlineLayout CpuFused::online_layout(const Context &ctx) const {
     layout.key_splits = p.key_splits;
     layout.skip_empty_blocks = true;
     layout.value_tile = p.value_vectors * ctx.vector_width();
+    layout.value_vector = ctx.vector_width();
     return layout;
 }
 

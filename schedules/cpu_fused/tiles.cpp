@@ -14,7 +14,8 @@ using Halide::Var;
 // vector loads of its value row and value_rows broadcasts of weights. The caller places acc and
 // bounds its query rows.
 void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::RDom> &keys,
-                           const FusedParams &p, int vec, const Halide::Expr &whole_tiles) {
+                           int tiled_domains, const FusedParams &p, int vec,
+                           const std::vector<Halide::Expr> &specializations) {
     const Var e = acc.args()[0];
     Var eu("eu"), el("el");
     acc.bound_storage(e, p.value_vectors * vec)
@@ -23,20 +24,23 @@ void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::
         .vectorize(el)
         .unroll(eu)
         .unroll(rows);
-    // The first domain in the register tile; the others (bands of a few keys at the edges of a
-    // range) as plain vector loops: unrolled, their copies of the per-query tests made the
-    // lowering of a kernel with every modifier several times slower for a small share of its
-    // multiply-adds.
+    // The first tiled_domains domains in the register tile; the others (bands of a few keys at
+    // the edges of a range) as plain vector loops: unrolled, their copies of the per-query tests
+    // made the lowering of a kernel with every modifier several times slower for a small share of
+    // its multiply-adds.
     int stage = 0;
-    for (const Halide::RDom &r : keys) {
+    for (std::size_t k = 0; k < keys.size(); k++) {
+        const Halide::RDom &r = keys[k];
         if (!r.defined()) continue;
         auto schedule = [&](Stage update) {
             update.split(e, eu, el, vec, kGuard)
                 .reorder(el, eu, rows, Halide::RVar(r))
                 .vectorize(el);
-            if (stage == 0) update.unroll(eu).unroll(rows);
+            if (static_cast<int>(k) < tiled_domains) update.unroll(eu).unroll(rows);
         };
-        if (whole_tiles.defined()) schedule(acc.update(stage).specialize(whole_tiles));
+        for (const Halide::Expr &condition : specializations) {
+            schedule(acc.update(stage).specialize(condition));
+        }
         schedule(acc.update(stage));
         stage++;
     }

@@ -209,8 +209,9 @@ Schedule::OnlineLayout CudaFused::online_layout(const Context &ctx) const {
     }
     // A CPU entry runs cpu_fused's key-block path (online_attention, below), in its tiles.
     if (!targets_gpu(ctx)) {
-        layout.value_tile =
-            schedule_or_error("cpu_fused").online_layout(without_params(ctx)).value_tile;
+        const OnlineLayout cpu = schedule_or_error("cpu_fused").online_layout(without_params(ctx));
+        layout.value_tile = cpu.value_tile;
+        layout.value_vector = cpu.value_vector;
     }
     return layout;
 }
