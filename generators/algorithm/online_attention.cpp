@@ -139,7 +139,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // iteration computes, and every iteration would compute all of them (measured: 12x slower).
     //
     // The same pass finds the blocks whose keys below nk the per-key test allows for every query
-    // of the group (block_live's second value): a block inside one packed document. Their weighted
+    // of the group (block_live's kWhole flag): a block inside one packed document. Their weighted
     // values need no per-key test (block_common below).
     if (skip_empty_blocks && f.mask.allowed.defined()) {
         // Folds of 16 keys fill a vector of any of the CPU targets; a block of another size
