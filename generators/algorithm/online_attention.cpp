@@ -190,11 +190,14 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     Expr feature = x.e;
     if (value_tile > 0) {
         const int V = value_vector;
-        feature = Halide::select(
-            shape.d_v % value_tile == 0, x.e,
-            Halide::select(shape.d_v % V == 0, Halide::min(x.e, shape.d_v - V + x.e % V),
-                           Halide::min(x.e, shape.d_v - 1)));
+        const Expr whole_tiles = shape.d_v % value_tile == 0, whole_vectors = shape.d_v % V == 0;
+        feature =
+            Halide::select(whole_tiles, x.e,
+                           Halide::select(whole_vectors, Halide::min(x.e, shape.d_v - V + x.e % V),
+                                          Halide::min(x.e, shape.d_v - 1)));
         feature = Halide::unsafe_promise_clamped(feature, 0, shape.d_v - 1);
+        f.feature_cases = {whole_tiles};
+        if (V != value_tile) f.feature_cases.push_back(whole_vectors);
     }
     auto add_weighted_value = [&](const Expr &unclamped, bool tested) {
         const Expr key = Halide::min(unclamped, Halide::min((t + 1) * T, shape.nk) - 1);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "Halide.h"
 #include "attention.h"
@@ -48,6 +49,10 @@ struct OnlineAttentionFuncs {
     int query_group = 0;  // G, queries that walk the key blocks together.
     int key_splits = 1;   // S, runs of key blocks merged separately, then together.
     int value_tile = 0;   // Value features a schedule computes at once (0: any number).
+    // With value_tile: the conditions on d_v under which the value features take a simpler clamp
+    // (whole tiles, then whole vectors where the vector is not the tile), for a schedule to
+    // specialize the weighted values on, in order.
+    std::vector<Halide::Expr> feature_cases;
     // group_begin(g, b), group_end(g, b): the allowed keys of group g lie between its first
     // query's begin and its last query's end (mask.h: neither decreases with the query).
     Halide::Func group_begin, group_end;

@@ -187,18 +187,14 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     // domain); the bands, at most block_q keys each per block, test each query.
     const Var acc_rows = f.block_acc.args()[2];
     f.block_common.compute_at(walk, blocks);
-    f.block_acc.compute_at(walk, eo)
-        .bound_extent(f.block_acc.args()[1], 1)
-        .bound_extent(acc_rows, p.value_rows);
-    // (A kernel specialized to one d_v needs no run-time test: the clamp is there or not.)
-    // (With tiles of one vector the two conditions are one.)
-    std::vector<Halide::Expr> feature_clamps;
-    if (ctx.variant.d_v <= 0) feature_clamps.push_back(f.shape.d_v % tile_e == 0);
-    if (ctx.variant.d_v <= 0 && tile_e != vec) feature_clamps.push_back(f.shape.d_v % vec == 0);
+    f.block_acc.compute_at(walk, eo).bound_extent(t, 1).bound_extent(acc_rows, p.value_rows);
+    // The algorithm's own conditions for the value features' clamps (a kernel specialized to one
+    // d_v needs no run-time test: the clamp is there or not).
+    const std::vector<Halide::Expr> no_cases;
     schedule_feature_tile(
         f.block_acc, acc_rows,
         {f.block_keys_acc, f.block_keys_acc_tested, f.block_acc_band, f.block_acc_lower_band},
-        /*tiled_domains=*/2, p, vec, feature_clamps);
+        /*tiled_domains=*/2, p, vec, ctx.variant.d_v > 0 ? no_cases : f.feature_cases);
 
     schedule_live_blocks(f);
     if (with_probs) schedule_online_probs(f, ctx);
