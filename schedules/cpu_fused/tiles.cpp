@@ -94,6 +94,8 @@ void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLe
 // The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
 // tiles of bq x key_tile, query index fastest. With at least one tile of keys the last
 // tile shifts inwards and recomputes a few scores rather than guarding every key of every tile.
+// The shift is specialized on nk >= key_tile, which keeps a shifted tile at or above key 0: the
+// key-block path reads keys unclamped on that promise (online_attention.cpp, k_keys).
 void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const Halide::Expr &nk,
                           int bq, const FusedParams &p) {
     const auto &v = algorithm::dims();
