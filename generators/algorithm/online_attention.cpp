@@ -21,6 +21,10 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     const Dims &x = dims();
     const Var t("t");
     const int T = key_block;
+    // A group g of G queries walks the blocks together; ii is a query of the group.
+    const Var ii("ii"), g("g"), c("c");
+    const int G = query_group;
+    const Expr row = g * G + ii;
     const float lowest = std::numeric_limits<float>::lowest();
     OnlineAttentionFuncs f;
     f.q = q;
@@ -56,47 +60,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     const Func &s = f.scores.scores;
     const Expr end = f.mask.end(x.i, x.b);
 
-    // Per block: the maximum, the weights relative to it, their sum and the weighted values,
-    // over the block's allowed keys. The maximum and the sum visit every key of the block and
-    // choose their identity for a key the query may not see, rather than guarding the key with a
-    // predicate: a schedule that vectorizes them across queries then keeps each vector of
-    // queries in a register over the block's keys, where a predicate masked the loads and stores
-    // of every key (the choice also keeps a refused key's score, even NaN, out). The clamp
-    // changes no allowed key; it tells bounds inference that no key past nk is read.
-    auto key_of = [&](const RDom &r) { return Halide::min(t * T + r, shape.nk - 1); };
-    auto allowed = [&](const RDom &r) { return f.mask.allows(t * T + r, x.i, x.b); };
-
-    f.block_keys_max = RDom(0, T, "block_keys_max");
-    f.block_max = Func("block_max");
-    f.block_max(t, x.i, x.h, x.b) = lowest;
-    f.block_max(t, x.i, x.h, x.b) =
-        Halide::max(f.block_max(t, x.i, x.h, x.b),
-                    Halide::select(allowed(f.block_keys_max),
-                                   s(key_of(f.block_keys_max), x.i, x.h, x.b), lowest));
-
-    f.block_weights = Func("block_weights");
-    f.block_weights(x.j, x.i, x.h, x.b) =
-        exp2_nonpositive(s(x.j, x.i, x.h, x.b) - f.block_max(x.j / T, x.i, x.h, x.b));
-
-    f.block_keys_sum = RDom(0, T, "block_keys_sum");
-    f.block_sum = Func("block_sum");
-    f.block_sum(t, x.i, x.h, x.b) = 0.0f;
-    f.block_sum(t, x.i, x.h, x.b) += Halide::select(
-        allowed(f.block_keys_sum), f.block_weights(key_of(f.block_keys_sum), x.i, x.h, x.b), 0.0f);
-
-    // The weighted values, indexed by the walk's group g of G queries and the query ii within it
-    // (row g * G + ii), as reduce_over_keys (mask.h) splits a reduction: the block's keys that
-    // every query of the group sees are a range whose bounds depend on the group alone, so the
-    // loop over them carries no per-query test and a schedule's register tile of several queries
-    // runs it as plain multiply-adds (with a per-query test on every key, the key-block path took
-    // 4.8x the block path's time per allowed pair); each query's remaining keys of the block, at
-    // most G - 1 after the range and G - 1 before it because begin and end grow by at most one per
-    // query, are bands tested per query. A per-key test (segments, a user's mask) chooses 0 for
-    // a key it refuses rather than guarding the sum, so a refused key's value, even NaN, is never
-    // added.
-    const Var ii("ii"), g("g"), c("c");
-    const int G = query_group;
-    const Expr row = g * G + ii;
+    // The group's range of keys: from its first query's begin to its last query's end.
     const Expr group_first = g * G, group_last = g * G + (G - 1);
     const Expr dense_end = f.mask.end(group_first, x.b);
     Expr dense_begin;
@@ -123,6 +87,67 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         f.group_begin = Func("group_begin");
         f.group_begin(g, x.b) = group_begin;
     }
+    // The keys of block t in group g's range, [first, last]: only these get scores, weights and
+    // a place in the block's maximum and sum, since the others are allowed for none of the
+    // group's queries. Walked whole, blocks of 256 keys computed 1.25x the scores that a causal
+    // window needs (L = 1024, groups of 32: five blocks for 1056 keys in range). Both bounds lie
+    // in the block and below nk, even where the group's range is empty (a block that the walk
+    // does not visit, or a key length before a window's begin): every key read is in [0, nk).
+    auto block_keys = [&](const Expr &begin, const Expr &end) {
+        const Expr block_first = t * T, block_last = Halide::min(block_first + T, shape.nk) - 1;
+        const Expr first =
+            begin.defined() ? Halide::clamp(begin, block_first, block_last) : block_first;
+        return std::make_pair(first, Halide::clamp(end - 1, first, block_last));
+    };
+    // block_range(t, g, b) = Tuple(first, count), from the group's bounds as computed once
+    // (group_begin, group_end): the walk's loops compare their keys with these values, which
+    // Halide does not look into, and so takes as loop bounds. Bounds inference, which does not
+    // read predicates, takes a Func's value as any value its definition can take (here, a whole
+    // block): each key read is promised to lie in the same bounds written out (first_key,
+    // last_key), which it reads as they are. Generation took 6-7 s longer for a causal window
+    // (AVX-512), where clamps instead of promises took 19 s longer.
+    const std::pair<Expr, Expr> range =
+        block_keys(f.group_begin.defined() ? f.group_begin(g, x.b) : Expr(), f.group_end(g, x.b));
+    f.block_range = Func("block_range");
+    f.block_range(t, g, x.b) = Tuple(range.first, range.second - range.first + 1);
+    const Expr in_range_first = f.block_range(t, g, x.b)[0];
+    const Expr in_range_count = f.block_range(t, g, x.b)[1];
+    const std::pair<Expr, Expr> written_out = block_keys(group_begin, group_end);
+    const Expr first_key = written_out.first, last_key = written_out.second;
+
+    // Per block: the maximum, the weights relative to it and their sum over the allowed keys of
+    // the block's range, for query g * G + ii: indexed by the group, not the query, so that the
+    // range is the same for a vector of the group's queries. The maximum and the sum choose
+    // their identity for a key the query may not see, rather than guarding the key with a
+    // predicate: a schedule that vectorizes them across queries then keeps each vector of
+    // queries in a register over the block's keys, where a predicate masked the loads and stores
+    // of every key (the choice also keeps a refused key's score, even NaN, out).
+    auto key_of = [&](const RDom &r) {
+        return Halide::unsafe_promise_clamped(in_range_first + r, first_key, last_key);
+    };
+    auto allowed = [&](const RDom &r) { return f.mask.allows(key_of(r), row, x.b); };
+
+    f.block_keys_max = RDom(0, T, "block_keys_max");
+    f.block_keys_max.where(f.block_keys_max < in_range_count);
+    f.block_max = Func("block_max");
+    f.block_max(t, ii, g, x.h, x.b) = lowest;
+    f.block_max(t, ii, g, x.h, x.b) =
+        Halide::max(f.block_max(t, ii, g, x.h, x.b),
+                    Halide::select(allowed(f.block_keys_max),
+                                   s(key_of(f.block_keys_max), row, x.h, x.b), lowest));
+
+    f.block_weights = Func("block_weights");
+    f.block_weights(x.j, ii, g, x.h, x.b) =
+        exp2_nonpositive(s(x.j, row, x.h, x.b) - f.block_max(x.j / T, ii, g, x.h, x.b));
+
+    f.block_keys_sum = RDom(0, T, "block_keys_sum");
+    f.block_keys_sum.where(f.block_keys_sum < in_range_count);
+    f.block_sum = Func("block_sum");
+    f.block_sum(t, ii, g, x.h, x.b) = 0.0f;
+    f.block_sum(t, ii, g, x.h, x.b) +=
+        Halide::select(allowed(f.block_keys_sum),
+                       f.block_weights(key_of(f.block_keys_sum), ii, g, x.h, x.b), 0.0f);
+
     // A block is walked if it starts before the group's last allowed key and ends after its first.
     // The walk reads the bounds from group_begin and group_end (a schedule may compute them once);
     // the test of the blocks' keys below writes them out, so that Halide hoists the test out of
@@ -175,13 +200,23 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         f.block_live(t, g, x.b) =
             (f.block_live(t, g, x.b) | (lane_flags & live_bit)) & (lane_flags | clear_whole);
     }
+    // The weighted values, indexed by the walk's group g of G queries and the query ii within it
+    // (row g * G + ii), as reduce_over_keys (mask.h) splits a reduction: the block's keys that
+    // every query of the group sees are a range whose bounds depend on the group alone, so the
+    // loop over them carries no per-query test and a schedule's register tile of several queries
+    // runs it as plain multiply-adds (with a per-query test on every key, the key-block path took
+    // 4.8x the block path's time per allowed pair); each query's remaining keys of the block, at
+    // most G - 1 after the range and G - 1 before it because begin and end grow by at most one per
+    // query, are bands tested per query. A per-key test (segments, a user's mask) chooses 0 for
+    // a key it refuses rather than guarding the sum, so a refused key's value, even NaN, is never
+    // added.
     f.block_acc = Func("block_acc");
     const std::vector<Expr> acc_args{x.e, t, ii, g, x.h, x.b};
     f.block_acc(acc_args) = 0.0f;
-    // Each key is clamped into the block (and below nk), which changes no key the parts visit
-    // and tells bounds inference, which does not look at the predicates, that the block's weights
-    // are all they read: without it, a band's keys seemed to reach the last key, and every block
-    // computed the scores of all the keys after it.
+    // Every part visits keys of the block's range (block_range) only. The key tested is clamped
+    // into the block and below nk, which changes no key and bounds the mask's reads for bounds
+    // inference, which does not look at the predicates; the key read is promised to lie in the
+    // range, as block_sum's are.
     //
     // With tiles of value features (value_tile), a feature past d_v reads another one, which
     // changes no feature of the output, and only where d_v is not a multiple of the tile. Where
@@ -208,7 +243,8 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     }
     auto add_weighted_value = [&](const Expr &unclamped, bool tested) {
         const Expr key = Halide::min(unclamped, Halide::min((t + 1) * T, shape.nk) - 1);
-        Expr term = f.block_weights(key, row, x.h, x.b) * f.v_for_head(feature, key, x.h, x.b);
+        const Expr read = Halide::unsafe_promise_clamped(key, first_key, last_key);
+        Expr term = f.block_weights(read, ii, g, x.h, x.b) * f.v_for_head(feature, read, x.h, x.b);
         if (tested) term = Halide::select(f.mask.allowed(key, row, x.b), term, 0.0f);
         f.block_acc(acc_args) += term;
     };
@@ -222,10 +258,13 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     // value is the count there, else 0) and block_keys_acc_tested with it in the others (its
     // third value). With the test on every key of packed documents, LLVM branched on it per key
     // and query and kept the register tile of P V in memory: twice the time per walked block.
-    const Expr dense_first =
-        dense_begin.defined() ? Halide::clamp(dense_begin - t * T, 0, T) : Expr(0);
-    const Expr dense_last = Halide::clamp(dense_end - t * T, 0, T);
-    const Expr dense_count = Halide::max(dense_last - dense_first, 0);
+    // The common range is cut to the block's range: with a user's bounds narrower than the
+    // mask's own range, its keys outside are refused anyway.
+    const Expr in_range_end = in_range_first + in_range_count;
+    const Expr dense_from =
+        dense_begin.defined() ? Halide::max(dense_begin, in_range_first) : in_range_first;
+    const Expr dense_first = dense_from - t * T;
+    const Expr dense_count = Halide::max(Halide::min(dense_end, in_range_end) - dense_from, 0);
     f.block_common = Func("block_common");
     if (f.block_live.defined()) {
         const Expr whole = (f.block_live(t, g, x.b) & kWhole) != 0;
@@ -244,11 +283,11 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         add_weighted_value(common_first + f.block_keys_acc_tested, /*tested=*/true);
     }
     if (f.mask.has_band()) {
-        // A band of the block's keys in [first, last), at most G of them.
+        // A band of the keys in [first, last) and in the block's range, at most G of them.
         auto band = [&](const Expr &first, const Expr &last, const std::string &name) {
-            const Expr band_first = Halide::max(first, t * T);
+            const Expr band_first = Halide::max(first, in_range_first);
             RDom r(0, G, name);
-            r.where(r < Halide::min(last, (t + 1) * T) - band_first);
+            r.where(r < Halide::min(last, in_range_end) - band_first);
             add_weighted_value(band_first + r, per_key_test);
             return r;
         };
@@ -286,8 +325,8 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         f.blocks = RDom(0, num_blocks, "blocks");
         f.blocks.where(walks(f.blocks));
         f.running_grouped(x.e, ii, g, x.h, x.b) = merge(
-            f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(f.blocks, row, x.h, x.b),
-            f.block_sum(f.blocks, row, x.h, x.b), f.block_acc(x.e, f.blocks, ii, g, x.h, x.b));
+            f.running_grouped(x.e, ii, g, x.h, x.b), f.block_max(f.blocks, ii, g, x.h, x.b),
+            f.block_sum(f.blocks, ii, g, x.h, x.b), f.block_acc(x.e, f.blocks, ii, g, x.h, x.b));
     } else {
         // Split keys (flash-decoding): split c merges its own run of blocks from an empty state,
         // and the splits' results are merged in order. The merge is the same operation in both
@@ -299,8 +338,8 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
         f.split_state = Func("split_state");
         f.split_state(x.e, ii, c, g, x.h, x.b) = empty;
         f.split_state(x.e, ii, c, g, x.h, x.b) =
-            merge(f.split_state(x.e, ii, c, g, x.h, x.b), f.block_max(block, row, x.h, x.b),
-                  f.block_sum(block, row, x.h, x.b), f.block_acc(x.e, block, ii, g, x.h, x.b));
+            merge(f.split_state(x.e, ii, c, g, x.h, x.b), f.block_max(block, ii, g, x.h, x.b),
+                  f.block_sum(block, ii, g, x.h, x.b), f.block_acc(x.e, block, ii, g, x.h, x.b));
         f.splits = RDom(0, key_splits, "splits");
         const Tuple part = f.split_state(x.e, ii, f.splits, g, x.h, x.b);
         f.running_grouped(x.e, ii, g, x.h, x.b) =

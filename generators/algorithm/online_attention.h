@@ -31,10 +31,14 @@ struct OnlineAttentionFuncs {
     Halide::Func k_for_head, v_for_head;  // k and v indexed by query head.
     KeyMask mask;                         // The allowed keys (mask.h).
     ScoresFuncs scores;
-    int key_block = 0;           // T, keys per block.
-    Halide::Func block_max;      // block_max(t, i, h, b) = bm_t.
-    Halide::Func block_weights;  // block_weights(j, i, h, b) = e^(s_j - bm_{j / T}).
-    Halide::Func block_sum;      // block_sum(t, i, h, b) = bl_t.
+    int key_block = 0;  // T, keys per block.
+    // Of query g * G + ii over the keys of block t in group g's range (block_range):
+    Halide::Func block_max;      // block_max(t, ii, g, h, b) = bm_t.
+    Halide::Func block_weights;  // block_weights(j, ii, g, h, b) = e^(s_j - bm_{j / T}).
+    Halide::Func block_sum;      // block_sum(t, ii, g, h, b) = bl_t.
+    // block_range(t, g, b) = Tuple(first, count): the keys [first, first + count) of block t
+    // between group_begin and group_end, the only ones with scores.
+    Halide::Func block_range;
     // block_acc(e, t, ii, g, h, b) = bacc_t of query g * G + ii: over the keys of block t that
     // every query of group g sees (block_keys_acc, bounds that depend on the group alone), then
     // the query's own keys after and before them (block_acc_band and block_acc_lower_band, at

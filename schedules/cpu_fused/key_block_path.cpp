@@ -162,24 +162,25 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
     // from block_live, bounds inference could not tell that only the walked block is needed, and
     // in one copy of the walk made by loop partitioning (for packed documents, the copy that ran)
     // their extent over blocks was a run-time value, which kept P V's register tile in memory.
-    const Var t = f.block_max.args()[0];
+    const Var t = f.block_max.args()[0], bi = f.block_max.args()[1];
+    f.block_range.compute_at(walk, blocks);
     f.block_max.compute_at(walk, blocks)
         .bound_extent(t, 1)
-        .bound_extent(v.i, bq)
-        .reorder_storage(v.i, t)
-        .vectorize(v.i, bq);
-    f.block_max.update().reorder(f.block_keys_max, v.i).vectorize(v.i, bq);
+        .bound_extent(bi, bq)
+        .reorder_storage(bi, t)
+        .vectorize(bi, bq);
+    f.block_max.update().reorder(f.block_keys_max, bi).vectorize(bi, bq);
     f.block_weights.compute_at(walk, blocks)
-        .bound_extent(v.i, bq)
-        .reorder_storage(v.i, v.j)
-        .reorder(v.i, v.j)
-        .vectorize(v.i, bq);
+        .bound_extent(bi, bq)
+        .reorder_storage(bi, v.j)
+        .reorder(bi, v.j)
+        .vectorize(bi, bq);
     f.block_sum.compute_at(walk, blocks)
         .bound_extent(t, 1)
-        .bound_extent(v.i, bq)
-        .reorder_storage(v.i, t)
-        .vectorize(v.i, bq);
-    f.block_sum.update().reorder(f.block_keys_sum, v.i).vectorize(v.i, bq);
+        .bound_extent(bi, bq)
+        .reorder_storage(bi, t)
+        .vectorize(bi, bq);
+    f.block_sum.update().reorder(f.block_keys_sum, bi).vectorize(bi, bq);
 
     // The block's weighted values in register tiles of value_rows x value_vectors vectors, one
     // per tile of the merge. The keys of the group's common range run without a test of the

@@ -160,11 +160,15 @@ void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const CudaF
     Func(f.scores.scores).compute_at(walk, blocks).gpu_threads(v.j, v.i);
     Func(f.scores.dot).compute_at(f.scores.scores, v.j);
     // Each query's maximum and sum over the block's keys, one thread per query.
-    f.block_max.compute_at(walk, blocks).gpu_threads(v.i);
-    f.block_max.update().gpu_threads(v.i);
-    f.block_weights.compute_at(walk, blocks).gpu_threads(v.j, v.i);
-    f.block_sum.compute_at(walk, blocks).gpu_threads(v.i);
-    f.block_sum.update().gpu_threads(v.i);
+    // Each holds the walked block only (bound_extent(t, 1)): the weights find their block's
+    // maximum as key / key_block, which bounds inference cannot tell is one block.
+    const Var t = f.block_max.args()[0], bi = f.block_max.args()[1];
+    f.block_range.compute_at(walk, blocks);
+    f.block_max.compute_at(walk, blocks).bound_extent(t, 1).gpu_threads(bi);
+    f.block_max.update().gpu_threads(bi);
+    f.block_weights.compute_at(walk, blocks).gpu_threads(v.j, bi);
+    f.block_sum.compute_at(walk, blocks).bound_extent(t, 1).gpu_threads(bi);
+    f.block_sum.update().gpu_threads(bi);
     // The block's weighted values for one (query, value feature), in a register of its thread.
     Var eo("eo");
     f.block_acc.compute_at(walk, eo);
