@@ -19,8 +19,9 @@ constexpr float kLn2 = 0.693147180559945309f;
 // and undefined on underflow. Base 2 makes the reduction exact: x = k + r with k = round(x),
 // then a degree-5 polynomial for 2^r, and k added to its exponent bits.
 //
-// Arguments are clamped below at -126, so that 2^k stays a normal float: 2^(-inf) is 2^-126
-// (about 1.2e-38), negligible next to the row maximum's weight of 1. Positive arguments are
+// Arguments are clamped below at -127, where the result is exactly 0: 2^(-inf) is 0, so that the
+// weights of far keys make no subnormal products (which cost x86 cores a microcode assist each);
+// between -127 and -126.5 the result is a subnormal within 2^-126 of 2^x. Positive arguments are
 // outside the contract: up to 127 the result is still as accurate (a rounding error above 0
 // does no harm), beyond that undefined. A NaN argument gives NaN.
 Halide::Expr exp2_nonpositive(Halide::Expr x);

@@ -350,7 +350,7 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
 
     // A row is empty when it has no allowed key, or when every allowed score is -inf (a bias or
     // an input of -inf): its maximum then never rose above the lowest float, and its weights,
-    // 2^-126 each after exp2_nonpositive's clamp, must not average the values. A row of NaN
+    // 0 each after exp2_nonpositive's clamp, must not divide 0 by 0. A row of NaN
     // scores may keep that maximum too (float max ignores NaN under LLVM's no-NaNs flag); its
     // sum is NaN, and it is a NaN row, not an empty one. Both tests are made on the bits.
     const Expr running_sum = f.running(0, x.i, x.h, x.b)[1];

@@ -52,8 +52,8 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
                          Halide::reinterpret<uint32_t>(row_max) == inf_bits;
 
     // A row is empty when it has no allowed key, or when every allowed score is -inf (a bias or
-    // an input of -inf): its maximum then stayed the lowest float, and its weights, 2^-126 each
-    // after exp2_nonpositive's clamp, must not average the values. A row of NaN scores may keep
+    // an input of -inf): its maximum then stayed the lowest float, and its weights, 0 each
+    // after exp2_nonpositive's clamp, must not divide 0 by 0. A row of NaN scores may keep
     // that maximum too (float max ignores NaN under LLVM's no-NaNs flag): it is NaN, not empty.
     const Expr empty_row = mask.end(v.i, v.b) <= mask.begin_at(v.i, v.b) ||
                            (Halide::reinterpret<uint32_t>(row_max) == lowest_bits() && !nan_row);
