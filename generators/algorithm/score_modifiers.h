@@ -59,8 +59,8 @@ struct ScoreInputs {
 ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &inputs,
                                     const Halide::Expr &nq, const Halide::Expr &nk);
 
-// tanh(x) for float32 x, through exp2_nonpositive: vectorizes on every target, unlike a libm
+// tanh(x) for float32 x, as a rational function: vectorizes on every target, unlike a libm
 // call. Relative error below 1e-6 (tests/algorithm_test.cpp); tanh(+-inf) = +-1, NaN stays NaN.
-Halide::Expr tanh_by_exp2(const Halide::Expr &x);
+Halide::Expr tanh_rational(const Halide::Expr &x);
 
 }  // namespace attngen::algorithm

@@ -48,8 +48,8 @@ void schedule_feature_tile(Func acc, const Var &rows, const std::vector<Halide::
 
 namespace {
 
-// Whether the scores are modified by more than a few operations per score (the softcap's tanh: an
-// exp2, a division and a polynomial; a user's modifier: anything).
+// Whether the scores are modified by more than a few operations per score (the softcap's tanh: a
+// rational function, eight multiply-adds and a division; a user's modifier: anything).
 bool costly_modifier(const algorithm::ScoresFuncs &scores, const Variant &variant) {
     return scores.modified && (variant.score.softcap || !variant.score_mod.empty());
 }
