@@ -139,6 +139,34 @@ void gpu_state(Func state, const Halide::RVar &reduction, int value_threads) {
     apply(update, true);
 }
 
+// Which blocks each group walks, where the mask has a per-key test: a kernel of its own before
+// the walk, for every block, group and batch element (not per head). key_live's threads test a
+// lane's keys of a block for every query of the group, 16 lanes by 8 blocks per thread block;
+// block_live's threads fold a block's lanes, 64 blocks per thread block.
+void gpu_live_blocks(algorithm::OnlineAttentionFuncs &f) {
+    if (!f.block_live.defined()) return;
+    const std::vector<Var> live = f.block_live.args();  // t, g, b
+    const Var t = live[0], g = live[1], b = live[2];
+    const Var lane = f.key_live.args()[0];
+    Var gb("gb"), to("to"), ti("ti");
+    f.key_live.compute_root();
+    for (Halide::Stage stage : {Halide::Stage(f.key_live), f.key_live.update()}) {
+        stage.fuse(g, b, gb)
+            .split(t, to, ti, 8, kGuard)
+            .reorder(lane, ti, to, gb)
+            .gpu_blocks(to, gb)
+            .gpu_threads(lane, ti);
+    }
+    f.block_live.compute_root();
+    for (Halide::Stage stage : {Halide::Stage(f.block_live), f.block_live.update()}) {
+        stage.fuse(g, b, gb)
+            .split(t, to, ti, 64, kGuard)
+            .reorder(ti, to, gb)
+            .gpu_blocks(to, gb)
+            .gpu_threads(ti);
+    }
+}
+
 void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const CudaFusedParams &p) {
     const auto &v = algorithm::dims();
     Func walk = walker(f);
@@ -148,30 +176,45 @@ void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const CudaF
     gpu_state(walk, blocks, p.value_threads);
     if (f.key_splits > 1) gpu_state(f.running_grouped, Halide::RVar(f.splits), p.value_threads);
     Var dt("dt"), dr("dr");
+    // Every per-block buffer below states its extent in keys (at most key_block: the block's
+    // range, block_range) and queries (the group): bounds inference finds an extent that
+    // depends on the block, and Halide then sized the shared memory of each launch with a loop
+    // on the host over every block of every group and head (B1 H8 N16384: 8 x 512 x 512
+    // iterations per call) before launching the kernel.
+    const int T = p.key_block, G = f.query_group;
     // The block's K and V rows, staged in shared memory: 32 threads per row read consecutive
     // features, one row per thread row.
     for (Func staged : {Func(f.k_for_head), Func(f.v_for_head)}) {
         staged.compute_at(walk, blocks)
+            .bound_extent(v.j, T)
             .split(v.d, dr, dt, 32, kGuard)
             .reorder(dr, dt, v.j)
             .gpu_threads(dt, v.j);
     }
     // The block's scores, one per thread, each a dot product in registers.
-    Func(f.scores.scores).compute_at(walk, blocks).gpu_threads(v.j, v.i);
+    Func(f.scores.scores)
+        .compute_at(walk, blocks)
+        .bound_extent(v.j, T)
+        .bound_extent(v.i, G)
+        .gpu_threads(v.j, v.i);
     Func(f.scores.dot).compute_at(f.scores.scores, v.j);
     // Each query's maximum and sum over the block's keys, one thread per query.
     // Each holds the walked block only (bound_extent(t, 1)): the weights find their block's
     // maximum as key / key_block, which bounds inference cannot tell is one block.
     const Var t = f.block_max.args()[0], bi = f.block_max.args()[1];
-    f.block_range.compute_at(walk, blocks);
-    f.block_max.compute_at(walk, blocks).bound_extent(t, 1).gpu_threads(bi);
+    f.block_range.compute_at(walk, blocks).bound_extent(f.block_range.args()[0], 1);
+    f.block_max.compute_at(walk, blocks).bound_extent(t, 1).bound_extent(bi, G).gpu_threads(bi);
     f.block_max.update().gpu_threads(bi);
-    f.block_weights.compute_at(walk, blocks).gpu_threads(v.j, bi);
-    f.block_sum.compute_at(walk, blocks).bound_extent(t, 1).gpu_threads(bi);
+    f.block_weights.compute_at(walk, blocks)
+        .bound_extent(v.j, T)
+        .bound_extent(bi, G)
+        .gpu_threads(v.j, bi);
+    f.block_sum.compute_at(walk, blocks).bound_extent(t, 1).bound_extent(bi, G).gpu_threads(bi);
     f.block_sum.update().gpu_threads(bi);
     // The block's weighted values for one (query, value feature), in a register of its thread.
     Var eo("eo");
-    f.block_acc.compute_at(walk, eo);
+    f.block_acc.compute_at(walk, eo).bound_extent(f.block_acc.args()[1], 1);
+    gpu_live_blocks(f);
 
     Var hb("hb"), eo2("eo2"), ei2("ei2"), io("io"), ii2("ii2");
     Func(f.out)
@@ -207,6 +250,9 @@ Schedule::OnlineLayout CudaFused::online_layout(const Context &ctx) const {
     OnlineLayout layout;
     layout.key_block = p.key_block;
     layout.query_group = p.query_group;
+    // Blocks that a per-key test (segments, a user's mask) allows for no query of a group are
+    // skipped, as in cpu_fused: packed documents then cost their documents' blocks.
+    layout.skip_empty_blocks = true;
     if (ctx.variant.max_queries > 0) {
         layout.query_group = std::min(ctx.variant.max_queries, p.query_group);
         layout.key_splits = p.decode_key_splits;
