@@ -10,6 +10,7 @@
 
 #include "host_target.h"
 #include "jit_attention.h"
+#include "measure.h"
 #include "paired.h"
 #include "thread_pool.h"
 #include "tune_shape.h"
@@ -56,7 +57,7 @@ TEST(JitAttention, CandidatesRunOnTheRuntimesThreadPool) {
     q.fill(0.5f);
     Halide::Buffer<int32_t> lengths(2);
     lengths.fill(64);
-    ASSERT_EQ(kernel.run(q, q, q, lengths, 0.125f, out, lse), 0) << kernel.last_error();
+    ASSERT_EQ(kernel.run(q, q, q, lengths, 0.125f, out, lse, estimate), 0) << kernel.last_error();
     auto process_cpu_seconds = [] {
         timespec t{};
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -83,6 +84,82 @@ std::string rejection(const std::string &text) {
     EXPECT_FALSE(parse_candidate(text, &c, &error)) << text;
     EXPECT_EQ(error.find('\n'), std::string::npos) << "not one line: " << error;
     return error;
+}
+
+TuneShape shape_of(const std::string &spec) {
+    TuneShape shape;
+    std::string error;
+    EXPECT_TRUE(TuneShape::parse(spec, &shape, &error)) << spec << ": " << error;
+    return shape;
+}
+
+// A shape's modifiers are part of its bucket: they pick the kernel that the default build runs
+// for such calls, and the candidates are timed and checked with their values.
+TEST(TuneShape, ModifiersParseAndWriteBack) {
+    const TuneShape s = shape_of("h=8,nq=16384,d=64,causal,window_left=1024");
+    EXPECT_EQ(s.mask().to_string(), "causal+window");
+    EXPECT_EQ(s.window_left, 1024);
+    EXPECT_EQ(s.window_right, -1);
+    EXPECT_EQ(s.spec(), "b=1,h=8,kv=8,nq=16384,nk=16384,d=64,dv=64,causal,window_left=1024");
+    const TuneShape all = shape_of(
+        "nq=64,nk=80,causal,window_left=0,window_right=3,docs=16,prefix=5,softcap=30,alibi,bias");
+    EXPECT_EQ(all.mask().to_string(), "causal+window+prefix+segments");
+    EXPECT_EQ(all.score().to_string(), "softcap+alibi+bias");
+    EXPECT_EQ(shape_of(all.spec()).spec(), all.spec());
+}
+
+TEST(TuneShape, RejectsModifiersThatNoCallHas) {
+    TuneShape s;
+    std::string error;
+    for (const char *spec :
+         {"nq=8,window_left=-1", "nq=8,docs=0", "nq=8,prefix=4", "nq=8,nk=8,causal,prefix=9",
+          "nq=8,softcap=0", "nq=8,alibi=2", "nq=8,window=4"}) {
+        EXPECT_FALSE(TuneShape::parse(spec, &s, &error)) << spec;
+        EXPECT_NE(error.find(spec), std::string::npos) << spec << ": " << error;
+    }
+}
+
+TEST(TuneShape, ModifiersChooseTheBucketsKernel) {
+    const std::string host = Halide::get_host_target().to_string();
+    const Variant window = bucket_of(shape_of("h=8,nq=4096,d=64,causal,window_left=512"), host);
+    EXPECT_TRUE(window.mask.window) << bucket_key(window);
+    EXPECT_NE(bucket_key(window).find("window"), std::string::npos) << bucket_key(window);
+    const Variant capped = bucket_of(shape_of("h=8,nq=2048,d=64,softcap=30,alibi"), host);
+    EXPECT_TRUE(capped.score.covers(shape_of("nq=1,softcap=30,alibi").score()))
+        << bucket_key(capped);
+    EXPECT_NE(bucket_key(capped).find("softcap"), std::string::npos) << bucket_key(capped);
+}
+
+// The check before timing runs the candidate with the shape's modifiers and compares it with the
+// reference given the same values: a candidate that ignored them would fail it.
+TEST(TuneShape, CandidatesAreCheckedWithTheShapesModifiers) {
+    const std::string host = Halide::get_host_target().to_string();
+    const TuneShape shape =
+        shape_of("h=2,nq=40,nk=70,d=32,causal,window_left=6,docs=16,softcap=5,alibi,bias");
+    const Variant bucket = bucket_of(shape, host);
+    ASSERT_FALSE(bucket.mask == MaskSpec{}) << "no kernel of the build has these modifiers";
+    const Variant kernel = Candidate{"reference", {}}.in(bucket);
+    JitAttention jit(kernel, Halide::Target(host), shape);
+    EXPECT_EQ(check_against_reference(jit, check_shape(kernel, shape)), "");
+    // Run with neutral values instead (the shape without modifiers), the same kernel gives
+    // another result: the check above compared the modifiers' values, not their absence.
+    const TuneShape small = check_shape(kernel, shape);
+    TuneShape plain = small;
+    plain.window_left = -1;
+    plain.doc_length = 0;
+    plain.softcap = 0;
+    plain.alibi = plain.bias = false;
+    Halide::Buffer<float> q(32, int(small.nq), 2, 2), k(32, int(small.nk), 2, 2),
+        out_a(32, int(small.nq), 2, 2), out_b(32, int(small.nq), 2, 2), lse(int(small.nq), 2, 2);
+    q.for_each_element([&](int d, int i, int h, int b) { q(d, i, h, b) = float((d + i) % 7) / 7; });
+    k.for_each_element([&](int d, int j, int h, int b) { k(d, j, h, b) = float((d * j) % 5) / 5; });
+    Halide::Buffer<int32_t> lengths(2);
+    lengths.fill(int(small.nk));
+    ASSERT_EQ(jit.run(q, k, k, lengths, 0.5f, out_a, lse, small), 0) << jit.last_error();
+    ASSERT_EQ(jit.run(q, k, k, lengths, 0.5f, out_b, lse, plain), 0) << jit.last_error();
+    int differing = 0;
+    out_a.for_each_element([&](const int *pos) { differing += out_a(pos) != out_b(pos); });
+    EXPECT_GT(differing, 0);
 }
 
 TEST(PairedTiming, ParsesCandidatesAsTheCommandLineWritesThem) {

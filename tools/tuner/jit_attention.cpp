@@ -1,5 +1,7 @@
 #include "jit_attention.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "pipeline/attention_pipeline.h"
@@ -124,13 +126,14 @@ JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
 
 int JitAttention::run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::Buffer<float> v,
                       Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
-                      Halide::Buffer<float> lse) {
+                      Halide::Buffer<float> lse, const TuneShape &shape) {
     q_.set(q);
     k_.set(k);
     v_.set(v);
     key_lengths_.set(key_lengths);
     scale_.set(scale);
-    set_modifiers(q.dim(3).extent(), q.dim(2).extent(), q.dim(1).extent(), k.dim(1).extent());
+    set_modifiers(q.dim(3).extent(), q.dim(2).extent(), q.dim(1).extent(), k.dim(1).extent(),
+                  shape);
     try {
         pipeline_.realize({out, lse});
     } catch (const Halide::RuntimeError &e) {
@@ -140,33 +143,51 @@ int JitAttention::run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::
     return 0;
 }
 
-void JitAttention::set_modifiers(int batch, int heads, int nq, int nk) {
+void JitAttention::set_modifiers(int batch, int heads, int nq, int nk, const TuneShape &shape) {
     int_inputs_.clear();
     float_inputs_.clear();
-    auto zeros_int = [&](Halide::ImageParam &param, std::vector<int> extents) {
+    auto bind_int = [&](Halide::ImageParam &param, std::vector<int> extents, auto value) {
         Halide::Buffer<int32_t> b(extents);
-        b.fill(0);
+        b.for_each_element([&](const int *pos) { b(pos) = value(pos); });
         param.set(b);
         int_inputs_.push_back(b);
     };
-    auto zeros_float = [&](Halide::ImageParam &param, std::vector<int> extents) {
+    auto bind_float = [&](Halide::ImageParam &param, std::vector<int> extents, auto value) {
         Halide::Buffer<float> b(extents);
-        b.fill(0.0f);
+        b.for_each_element([&](const int *pos) { b(pos) = value(pos); });
         param.set(b);
         float_inputs_.push_back(b);
     };
     if (kernel_.mask.window) {
-        window_left_.set(nq + nk);
-        window_right_.set(nq + nk);
+        // An omitted side is unbounded: no key lies farther from a query than nq + nk.
+        const int unbounded = nq + nk;
+        window_left_.set(shape.window_left >= 0 ? int(shape.window_left) : unbounded);
+        window_right_.set(shape.window_right >= 0 ? int(shape.window_right) : unbounded);
     }
-    if (kernel_.mask.prefix) zeros_int(prefix_lengths_, {batch});
+    if (kernel_.mask.prefix) {
+        bind_int(prefix_lengths_, {batch}, [&](const int *) { return int(shape.prefix); });
+    }
     if (kernel_.mask.segments) {
-        zeros_int(q_segments_, {nq, batch});
-        zeros_int(kv_segments_, {nk, batch});
+        // Documents of doc_length keys, each query in the one of its position (one segment for a
+        // shape without documents).
+        const int64_t length = shape.doc_length > 0 ? shape.doc_length : int64_t(nq) + nk;
+        bind_int(q_segments_, {nq, batch}, [&](const int *pos) {
+            return int(std::max<int64_t>(pos[0] + nk - nq, 0) / length);
+        });
+        bind_int(kv_segments_, {nk, batch}, [&](const int *pos) { return int(pos[0] / length); });
     }
-    if (kernel_.score.softcap) softcap_.set(30.0f);  // On: the bucket is one of softcapped calls.
-    if (kernel_.score.alibi) zeros_float(alibi_slopes_, {heads});
-    if (kernel_.score.bias) zeros_float(bias_, {nk, nq, heads, batch});
+    if (kernel_.score.softcap) softcap_.set(float(shape.softcap));  // 0: off.
+    if (kernel_.score.alibi) {
+        bind_float(alibi_slopes_, {heads}, [&](const int *pos) {
+            return shape.alibi ? std::exp2(-8.0f * float(pos[0] + 1) / float(heads)) : 0.0f;
+        });
+    }
+    if (kernel_.score.bias) {
+        // The shape's bias is [1, H, Nq, Nk]; the neutral one a row of zeros, broadcast.
+        std::vector<int> extents =
+            shape.bias ? std::vector<int>{nk, nq, heads, 1} : std::vector<int>{nk, 1, 1, 1};
+        bind_float(bias_, extents, [](const int *) { return 0.0f; });
+    }
 }
 
 }  // namespace attngen::tuner

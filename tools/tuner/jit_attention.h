@@ -41,22 +41,23 @@ class JitAttention {
     // compiled. `estimate` sizes the autoschedulers' view of the problem.
     JitAttention(const Variant &kernel, const Halide::Target &target, const TuneShape &estimate);
 
-    // Runs on dense [B, H, N, D] inputs (Halide order: d, n, h, b), with the neutral values of
-    // the variant's modifiers (an unbounded window, prefixes of 0, one segment, zero slopes and
-    // bias; a softcap of 30, as in Gemma 2's attention): the search then times the kernel's
-    // work per allowed key. Returns Halide's error code; messages go to the error handler of
-    // the JIT runtime (stderr).
+    // Runs on dense [B, H, N, D] inputs (Halide order: d, n, h, b), with the values of the
+    // modifiers that `shape` has (its window, documents, prefix, softcap, slopes and bias;
+    // tune_shape.h), and the neutral values of the variant's others (an unbounded window,
+    // prefixes of 0, one segment, no softcap, zero slopes and bias), as the runtime passes them:
+    // the search then times the work of the shape's calls, skipped blocks included. Returns
+    // Halide's error code; messages go to the error handler of the JIT runtime (stderr).
     int run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::Buffer<float> v,
             Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
-            Halide::Buffer<float> lse);
+            Halide::Buffer<float> lse, const TuneShape &shape);
 
     // The message of the last failed run.
     const std::string &last_error() const { return last_error_; }
 
   private:
     std::string last_error_;
-    // Binds the modifiers' inputs for a call of these extents.
-    void set_modifiers(int batch, int heads, int nq, int nk);
+    // Binds the modifiers' inputs for a call of these extents, with the values of `shape`'s.
+    void set_modifiers(int batch, int heads, int nq, int nk, const TuneShape &shape);
 
     Variant kernel_;
     Halide::ImageParam q_, k_, v_, key_lengths_;

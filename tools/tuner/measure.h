@@ -32,14 +32,16 @@ struct MeasureOptions {
 std::string check_against_reference(JitAttention &kernel, const TuneShape &s);
 
 // The small problem a kernel for `shape` must get right before it is timed: the kernel's head
-// dims and mask, lengths that are not multiples of any tile, key padding in one batch element,
-// and no more queries than the kernel serves.
+// dims and mask, the shape's modifiers (a window, documents and a prefix shrunk to the problem),
+// lengths that are not multiples of any tile, key padding in one batch element, and no more
+// queries than the kernel serves.
 TuneShape check_shape(const Variant &kernel, const TuneShape &shape);
 
 // The inputs and outputs of one timed call on a shape: random inputs, every key allowed.
 struct TimedProblem {
     explicit TimedProblem(const TuneShape &shape);
     int run(JitAttention &kernel);  // Halide's error code.
+    TuneShape shape;                // Its modifiers' values too.
     Halide::Buffer<float> q, k, v, out, lse;
     Halide::Buffer<int32_t> key_lengths;
     float scale;

@@ -1,5 +1,7 @@
 #include "tune_shape.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -21,19 +23,23 @@ bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *er
     std::stringstream items(spec);
     std::string item;
     while (std::getline(items, item, ',')) {
-        if (item == "causal") {
-            s.causal = true;
+        if (item == "causal" || item == "alibi" || item == "bias") {
+            (item == "causal" ? s.causal : item == "alibi" ? s.alibi : s.bias) = true;
             continue;
         }
         const auto eq = item.find('=');
+        const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+        // A window's sides may be 0 (a query sees only its own position on that side).
+        const bool zero_allowed = name == "window_left" || name == "window_right";
         char *end = nullptr;
         const long long value =
             eq == std::string::npos ? 0 : std::strtoll(item.c_str() + eq + 1, &end, 10);
-        if (eq == std::string::npos || end == item.c_str() + eq + 1 || *end != '\0' || value <= 0) {
-            *error = "'" + item + "' in shape '" + spec + "' is not name=positive integer";
+        if (eq == std::string::npos || end == item.c_str() + eq + 1 || *end != '\0' ||
+            value < (zero_allowed ? 0 : 1)) {
+            *error = "'" + item + "' in shape '" + spec +
+                     "' is not name=" + (zero_allowed ? "integer >= 0" : "positive integer");
             return false;
         }
-        const std::string name = item.substr(0, eq);
         if (name == "b")
             s.batch = value;
         else if (name == "h")
@@ -48,9 +54,20 @@ bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *er
             s.d_k = value;
         else if (name == "dv")
             s.d_v = value;
+        else if (name == "window_left")
+            s.window_left = value;
+        else if (name == "window_right")
+            s.window_right = value;
+        else if (name == "docs")
+            s.doc_length = value;
+        else if (name == "prefix")
+            s.prefix = value;
+        else if (name == "softcap")
+            s.softcap = value;
         else {
             *error = "unknown field '" + name + "' in shape '" + spec +
-                     "' (known: b, h, kv, nq, nk, d, dv, causal)";
+                     "' (known: b, h, kv, nq, nk, d, dv, causal, window_left, window_right, docs, "
+                     "prefix, softcap, alibi, bias)";
             return false;
         }
     }
@@ -65,6 +82,10 @@ bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *er
         *error = "shape '" + spec + "': h must be a multiple of kv";
         return false;
     }
+    if (s.prefix > 0 && (!s.causal || s.prefix > s.nk)) {
+        *error = "shape '" + spec + "': prefix needs causal and at most nk keys";
+        return false;
+    }
     *shape = s;
     return true;
 }
@@ -74,24 +95,68 @@ std::string TuneShape::spec() const {
                     ",kv=" + std::to_string(kv_heads) + ",nq=" + std::to_string(nq) +
                     ",nk=" + std::to_string(nk) + ",d=" + std::to_string(d_k) +
                     ",dv=" + std::to_string(d_v);
-    return causal ? s + ",causal" : s;
-}
-
-double TuneShape::flops() const {
-    const double f = 2.0 * batch * heads * double(nq) * nk * (d_k + d_v);
-    return causal ? f / 2 : f;
+    if (causal) s += ",causal";
+    if (window_left >= 0) s += ",window_left=" + std::to_string(window_left);
+    if (window_right >= 0) s += ",window_right=" + std::to_string(window_right);
+    if (doc_length > 0) s += ",docs=" + std::to_string(doc_length);
+    if (prefix > 0) s += ",prefix=" + std::to_string(prefix);
+    if (softcap > 0) s += ",softcap=" + std::to_string(softcap);
+    if (alibi) s += ",alibi";
+    if (bias) s += ",bias";
+    return s;
 }
 
 MaskSpec TuneShape::mask() const {
     MaskSpec mask;
     mask.causal = causal;
+    mask.window = window_left >= 0 || window_right >= 0;
+    mask.prefix = prefix > 0;
+    mask.segments = doc_length > 0;
     return mask;
+}
+
+ScoreSpec TuneShape::score() const {
+    ScoreSpec score;
+    score.softcap = softcap > 0;
+    score.alibi = alibi;
+    score.bias = bias;
+    return score;
+}
+
+reference::ModifierValues TuneShape::modifier_values() const {
+    reference::ModifierValues m;
+    m.score = score();
+    m.softcap = double(softcap);
+    if (alibi) {
+        for (int64_t h = 0; h < heads; h++) {
+            m.alibi_slopes.push_back(std::exp2(-8.0 * double(h + 1) / double(heads)));
+        }
+    }
+    if (bias) {
+        m.bias.assign(size_t(heads * nq * nk), 0.0);
+        m.bias_shape[1] = heads;
+        m.bias_shape[2] = nq;
+        m.bias_shape[3] = nk;
+    }
+    m.window_left = window_left;
+    m.window_right = window_right;
+    if (prefix > 0) m.prefix_lengths.assign(size_t(batch), prefix);
+    if (doc_length > 0) {
+        for (int64_t b = 0; b < batch; b++) {
+            for (int64_t i = 0; i < nq; i++) {
+                m.q_segments.push_back(std::max<int64_t>(i + nk - nq, 0) / doc_length);
+            }
+            for (int64_t j = 0; j < nk; j++) m.kv_segments.push_back(j / doc_length);
+        }
+    }
+    return m;
 }
 
 Variant default_kernel(const TuneShape &shape, const std::string &target) {
     detail::KernelRequest request;
     request.op = Op::kAttention;
     request.mask = shape.mask();
+    request.score = shape.score();
     request.heads = shape.heads;
     request.kv_heads = shape.kv_heads;
     request.d_k = shape.d_k;
@@ -126,6 +191,7 @@ Variant bucket_of(const TuneShape &shape, const std::string &target) {
 std::string bucket_key(const Variant &b) {
     std::string k = op_name(b.op);
     if (b.mask != MaskSpec{}) k += "_" + b.mask.to_string();
+    if (b.score.any()) k += "_" + b.score.to_string();
     k += "_dk" + std::to_string(b.d_k) + "_dv" + std::to_string(b.d_v);
     if (b.max_queries > 0) k += "_q" + std::to_string(b.max_queries);
     if (b.min_keys > 0) k += "_k" + std::to_string(b.min_keys);

@@ -2,9 +2,14 @@
 //
 // A shape is written "b=1,h=8,kv=2,nq=17,nk=30000,d=64,dv=96,causal": b batch elements (1), h
 // query heads (8), kv key/value heads (h), nq queries, nk keys (nq), d head dim of queries and
-// keys (64), dv head dim of values (d); causal is a flag. A bucket is what a compiled kernel is
-// specialized to, as a variant without schedule or tuning (attngen/variant.h); shapes of one
-// bucket are tuned together, for one kernel.
+// keys (64), dv head dim of values (d); causal is a flag. Modifiers (docs/modifiers.md), whose
+// values the candidates are timed with: window_left=L and window_right=R (a sliding window; an
+// omitted side is unbounded), docs=N (packed documents of N keys each, as segments: query i in
+// the document of its position p(i)), prefix=P (with causal: every query sees the first P
+// keys), softcap=C, and the flags alibi (slopes 2^(-8 (h + 1) / H), as in ALiBi's paper) and
+// bias (a zero bias of [1, H, Nq, Nk]). A bucket is what a compiled kernel is specialized to,
+// as a variant without schedule or tuning (attngen/variant.h); shapes of one bucket are tuned
+// together, for one kernel.
 #pragma once
 
 #include <cstdint>
@@ -12,20 +17,27 @@
 #include <vector>
 
 #include "attngen/variant.h"
+#include "reference.h"
 
 namespace attngen::tuner {
 
 struct TuneShape {
     int64_t batch = 1, heads = 8, kv_heads = 0, nq = 0, nk = 0, d_k = 64, d_v = 0;
     bool causal = false;
+    // The modifiers: -1 for an unbounded side of the window, 0 for no documents, prefix or
+    // softcap.
+    int64_t window_left = -1, window_right = -1, doc_length = 0, prefix = 0, softcap = 0;
+    bool alibi = false, bias = false;
 
     // Parses a spec; on failure returns false and sets *error to what is wrong.
     static bool parse(const std::string &spec, TuneShape *shape, std::string *error);
-    // The spec with every field, e.g. "b=1,h=8,kv=8,nq=512,nk=512,d=64,dv=64".
+    // The spec with every field, e.g. "b=1,h=8,kv=8,nq=512,nk=512,d=64,dv=64" (and the
+    // modifiers that the shape has).
     std::string spec() const;
-    // Floating-point operations of one call (4 B H Nq Nk d, half when causal).
-    double flops() const;
     MaskSpec mask() const;
+    ScoreSpec score() const;
+    // The values of the shape's modifiers for a call of its extents, as the reference takes them.
+    reference::ModifierValues modifier_values() const;
 };
 
 // Queries up to which a run of queries (a chunk of a prompt, speculative decoding) gets a tuned
