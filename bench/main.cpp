@@ -13,6 +13,7 @@
 #include "exclusions.h"
 #include "failures.h"
 #include "peak_benchmarks.h"
+#include "peaks.h"
 #include "peers/onednn_attention.h"
 #include "peers/openblas_attention.h"
 #include "projection_benchmark.h"
@@ -49,7 +50,8 @@ std::vector<Implementation> all_implementations() {
 // "implementations/schedules" and "implementations/peers" list the implementations by kind, and
 // "excluded/<implementation>/<shape ids>" is the reason (see exclusions.h; the shape ids are in
 // the key because one implementation may be excluded from different shapes for different reasons,
-// and a context key can be added only once). "cpu" names the processor (cpu_identity.h).
+// and a context key can be added only once). "cpu" names the processor (cpu_identity.h),
+// "openblas_kernels" the kernels OpenBLAS chose for it (peaks.h).
 void describe_run(const std::vector<Implementation> &implementations) {
     for (const auto &shape : attngen::bench::bench_shapes()) {
         benchmark::AddCustomContext("shape/" + shape.id, shape.description + "; " + shape.dims());
@@ -66,6 +68,7 @@ void describe_run(const std::vector<Implementation> &implementations) {
     benchmark::AddCustomContext("implementations/schedules", schedules);
     benchmark::AddCustomContext("implementations/peers", peers);
     benchmark::AddCustomContext("cpu", attngen::cpu_identity());
+    benchmark::AddCustomContext("openblas_kernels", attngen::bench::openblas_kernels());
     benchmark::AddCustomContext("malloc", "glibc, no mmap, freed memory kept (allocator.h)");
     for (const attngen::bench::Exclusion &e : attngen::bench::exclusions()) {
         std::string shapes;

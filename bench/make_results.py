@@ -122,7 +122,10 @@ def write_markdown(run, path, tuning=None, analysis=None):
         sgemm, bw = run.peak("sgemm", threads), run.peak("read_bandwidth", threads)
         parts = []
         if sgemm:
-            parts.append(f"sgemm 2048³ (OpenBLAS): **{sgemm.counter('GFLOPs'):.1f} GFLOP/s**")
+            kernels = ctx.get("openblas_kernels")
+            kernels = f", its {kernels} kernels" if kernels else ""
+            parts.append(f"sgemm 2048³ (OpenBLAS{kernels}): "
+                         f"**{sgemm.counter('GFLOPs'):.1f} GFLOP/s**")
         if bw:
             parts.append(f"read bandwidth (sum of 256 MiB): **{bw.counter('GBps'):.1f} GB/s**")
         if parts:

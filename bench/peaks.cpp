@@ -94,6 +94,10 @@ double read_bandwidth_bytes_per_call() {
     return static_cast<double>(kReadFloats * sizeof(float));
 }
 
+const char *openblas_kernels() {
+    return openblas_get_corename();
+}
+
 double sgemm_peak_flops(int threads) {
     static std::map<int, double> cache;
     auto it = cache.find(threads);

@@ -18,6 +18,10 @@ double sgemm_peak_flops_per_call();
 float run_read_bandwidth_once(int threads);
 double read_bandwidth_bytes_per_call();
 
+// The name of the kernels OpenBLAS chose for this CPU (its DYNAMIC_ARCH dispatch), which the
+// results print next to the peak: a CPU that OpenBLAS does not know gets older kernels.
+const char *openblas_kernels();
+
 // The best rate of five runs after a warm-up, in FLOP/s. Measured on the first call for each
 // thread count and cached.
 double sgemm_peak_flops(int threads);
