@@ -6,6 +6,8 @@
 // the head dims follow from them. Each modifier of the variant adds the inputs that the attention
 // generator's has (modifier_inputs.h), with x's rows as the queries, memory's as the keys and
 // num_heads as H.
+#include <optional>
+
 #include "Halide.h"
 #include "algorithm/mask.h"
 #include "algorithm/mha.h"
@@ -54,10 +56,16 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
         shape.d_mem = memory.dim(0).extent();
         algorithm::MhaWeights weights{w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o};
         const pipeline::ModifierInputs modifiers = modifiers_.values();
-        const algorithm::KeyMask mask =
-            modifiers.key_mask(variant_.mask, key_lengths, a.nq, a.nk);
+        const algorithm::KeyMask mask = modifiers.key_mask(variant_.mask, key_lengths, a.nq, a.nk);
+        // A schedule that runs attention as the online softmax (cpu_fused with key blocks) runs
+        // the layer's attention the same way.
+        std::optional<algorithm::OnlineBlocking> online;
+        if (schedule_ != nullptr && schedule_->uses_online_softmax(ctx_)) {
+            online = schedule_->online_layout(ctx_);
+        }
         funcs_ = algorithm::define_mha(x, memory, weights, mask, shape, scale,
-                                       modifiers.score_modifier(variant_.score, a.nq, a.nk));
+                                       modifiers.score_modifier(variant_.score, a.nq, a.nk),
+                                       online ? &*online : nullptr);
         y = funcs_.y;
         constrain_buffers(modifiers);
 

@@ -144,10 +144,11 @@ TEST(Mask, OnlineSoftmaxWalksOnlyTheGroupsKeyBlocks) {
     const Inputs in;
     const float scale = 0.3f;
     // Blocks of 16 keys: the window's first blocks fall before every group's begin.
+    algorithm::OnlineBlocking blocking;
+    blocking.key_block = 16;
+    blocking.query_group = 32;
     algorithm::OnlineAttentionFuncs f = algorithm::define_online_attention(
-        input(in.q), input(in.k), input(in.v), window_mask(), shape(), Expr(scale), 16, 32, 1,
-        /*skip_empty_blocks=*/false, /*value_tile=*/0,
-        /*value_vector=*/0);
+        input(in.q), input(in.k), input(in.v), window_mask(), shape(), Expr(scale), blocking);
     for (Func g : {f.scores.dot, f.block_max, f.block_weights, f.block_sum, f.block_acc,
                    f.group_begin, f.group_end, f.running_grouped}) {
         g.compute_root();

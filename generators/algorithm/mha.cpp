@@ -20,7 +20,8 @@ Func split_heads(const Func &y, const Expr &width, const std::string &name) {
 }  // namespace
 
 MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, const KeyMask &mask,
-                    const MhaShape &shape, const Expr &scale, const ScoreModifier &modifier) {
+                    const MhaShape &shape, const Expr &scale, const ScoreModifier &modifier,
+                    const OnlineBlocking *online) {
     const Dims &v = dims();
     const AttentionShape &a = shape.attention;
     MhaFuncs f;
@@ -30,10 +31,19 @@ MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, cons
     f.q_heads = split_heads(f.q_proj.y, a.d_k, "q_heads");
     f.k_heads = split_heads(f.k_proj.y, a.d_k, "k_heads");
     f.v_heads = split_heads(f.v_proj.y, a.d_v, "v_heads");
-    f.attention = define_attention(f.q_heads, f.k_heads, f.v_heads, mask, a, scale, modifier);
+    Func attention_out;
+    if (online != nullptr) {
+        f.online = true;
+        f.online_attention = define_online_attention(f.q_heads, f.k_heads, f.v_heads, mask, a,
+                                                     scale, *online, modifier);
+        attention_out = f.online_attention.out;
+    } else {
+        f.attention = define_attention(f.q_heads, f.k_heads, f.v_heads, mask, a, scale, modifier);
+        attention_out = f.attention.out;
+    }
 
     f.concat = Func("concat");
-    f.concat(v.o, v.n, v.b) = f.attention.out(v.o % a.d_v, v.n, v.o / a.d_v, v.b);
+    f.concat(v.o, v.n, v.b) = attention_out(v.o % a.d_v, v.n, v.o / a.d_v, v.b);
     // The layer's output is named y, as the generator's output (the runtime passes it by name).
     f.out_proj = define_projection(f.concat, w.w_o, w.b_o, a.heads * a.d_v, "o_", "y");
     f.y = f.out_proj.y;

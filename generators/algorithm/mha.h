@@ -8,6 +8,7 @@
 
 #include "Halide.h"
 #include "attention.h"
+#include "online_attention.h"
 #include "projection.h"
 
 namespace attngen::algorithm {
@@ -25,7 +26,12 @@ struct MhaWeights {
 struct MhaFuncs {
     ProjectionFuncs q_proj, k_proj, v_proj;
     Halide::Func q_heads, k_heads, v_heads;  // Projections split into heads: q(d, i, h, b).
+    // The attention between the projections: composed (attention), or with `online` blocking
+    // the online softmax (online_attention), whose groups of queries walk only the key blocks
+    // that hold an allowed key.
+    bool online = false;
     AttentionFuncs attention;
+    OnlineAttentionFuncs online_attention;
     Halide::Func concat;  // concat(c, i, b): head outputs side by side, c = h * d_v + e.
     ProjectionFuncs out_proj;
     Halide::Func y;  // y(o, i, b), the layer output.
@@ -33,8 +39,10 @@ struct MhaFuncs {
 
 // mask: the allowed keys of memory for the queries of x; modifier: the score modifier
 // (score_modifiers.h), empty for none. Both index heads by query head, as define_attention does.
+// online: the blocking of the online formulation, as a schedule chose it; null for the composed
+// one.
 MhaFuncs define_mha(const Halide::Func &x, const Halide::Func &memory, const MhaWeights &weights,
                     const KeyMask &mask, const MhaShape &shape, const Halide::Expr &scale,
-                    const ScoreModifier &modifier = {});
+                    const ScoreModifier &modifier = {}, const OnlineBlocking *online = nullptr);
 
 }  // namespace attngen::algorithm

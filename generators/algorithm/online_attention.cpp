@@ -15,9 +15,12 @@ using Halide::Var;
 
 OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const Func &v,
                                              const KeyMask &mask, const AttentionShape &shape,
-                                             const Expr &scale, int key_block, int query_group,
-                                             int key_splits, bool skip_empty_blocks, int value_tile,
-                                             int value_vector, const ScoreModifier &modifier) {
+                                             const Expr &scale, const OnlineBlocking &blocking,
+                                             const ScoreModifier &modifier) {
+    const int key_block = blocking.key_block, query_group = blocking.query_group,
+              key_splits = blocking.key_splits, value_tile = blocking.value_tile,
+              value_vector = blocking.value_vector;
+    const bool skip_empty_blocks = blocking.skip_empty_blocks;
     const Dims &x = dims();
     const Var t("t");
     const int T = key_block;

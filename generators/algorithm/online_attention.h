@@ -84,18 +84,28 @@ struct OnlineAttentionFuncs {
     AttentionShape shape;
 };
 
-// key_block: keys per block; query_group: queries per group (a divisor or multiple of the
-// schedule's tiles); key_splits: S > 1 splits each group's walk over the keys into S runs that a
-// schedule can compute in parallel (decode steps); skip_empty_blocks: test each block for an
-// allowed key first (block_live), which the schedule must then compute; value_tile > 0: the
-// schedule computes the value features in whole tiles of value_tile, past d_v where d_v is not a
-// multiple of it (those features read others and are never output), in vectors of value_vector.
-// All are a schedule's choices, fixed when the kernel is generated.
+// How the online formulation is blocked: a schedule's choices, fixed when the kernel is
+// generated (Schedule::online_layout).
+struct OnlineBlocking {
+    int key_block = 64;    // Keys per block.
+    int query_group = 32;  // Queries per group (a divisor or multiple of the schedule's tiles).
+    // S > 1 splits each group's walk over the keys into S runs that a schedule can compute in
+    // parallel (decode steps).
+    int key_splits = 1;
+    // Test each block for an allowed key first, where the mask has a per-key test
+    // (OnlineAttentionFuncs::block_live, which the schedule must then compute).
+    bool skip_empty_blocks = false;
+    // value_tile > 0: the schedule computes the value features in whole tiles of value_tile, past
+    // d_v where d_v is not a multiple of it (those features read others and are never output), in
+    // vectors of value_vector.
+    int value_tile = 0;
+    int value_vector = 0;
+};
+
 OnlineAttentionFuncs define_online_attention(const Halide::Func &q, const Halide::Func &k,
                                              const Halide::Func &v, const KeyMask &mask,
                                              const AttentionShape &shape, const Halide::Expr &scale,
-                                             int key_block, int query_group, int key_splits,
-                                             bool skip_empty_blocks, int value_tile,
-                                             int value_vector, const ScoreModifier &modifier = {});
+                                             const OnlineBlocking &blocking,
+                                             const ScoreModifier &modifier = {});
 
 }  // namespace attngen::algorithm

@@ -105,10 +105,8 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     }
     if (online_) {
         const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
-        online_funcs_ = algorithm::define_online_attention(
-            in.q, in.k, in.v, mask, shape, in.scale, layout.key_block, layout.query_group,
-            layout.key_splits, layout.skip_empty_blocks, layout.value_tile, layout.value_vector,
-            modifier);
+        online_funcs_ = algorithm::define_online_attention(in.q, in.k, in.v, mask, shape, in.scale,
+                                                           layout, modifier);
     } else {
         composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale, modifier);
     }

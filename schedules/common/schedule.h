@@ -141,18 +141,7 @@ class Schedule {
     virtual void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
                                   const Context &ctx) const;
     // How the online formulation is blocked for this context (see online_attention.h).
-    struct OnlineLayout {
-        int key_block = 64;    // Keys per block.
-        int query_group = 32;  // Queries that walk the key blocks together.
-        int key_splits = 1;    // Runs of key blocks merged separately (decode steps).
-        // Test each block for an allowed key before walking it, where the mask has a per-key
-        // test (OnlineAttentionFuncs::block_live, which the schedule then computes).
-        bool skip_empty_blocks = false;
-        // Value features the schedule computes in one tile, rounding d_v up to whole tiles
-        // (0: none; algorithm/online_attention.h), in vectors of value_vector features.
-        int value_tile = 0;
-        int value_vector = 0;
-    };
+    using OnlineLayout = algorithm::OnlineBlocking;
     virtual OnlineLayout online_layout(const Context &ctx) const {
         (void)ctx;
         return {};

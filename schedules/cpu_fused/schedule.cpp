@@ -81,10 +81,17 @@ void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
         Func(proj->y).compute_root();
         schedule_projection_gemm(*proj, ctx, gemm);
     }
-    Func(f.attention.out).compute_root();
-    // As the attention kernels are scheduled, so that the mask's bounds of a window are computed
-    // once per call here too (see attention() for why).
-    attention(f.attention, /*with_probs=*/false, ctx);
+    if (f.online) {
+        // The key-block path (a variant with key_block), as the attention kernels run it; its
+        // lse is not an output of the layer and is never computed.
+        Func(f.online_attention.out).compute_root();
+        online_attention(f.online_attention, /*with_probs=*/false, ctx);
+    } else {
+        Func(f.attention.out).compute_root();
+        // As the attention kernels are scheduled, so that the mask's bounds of a window are
+        // computed once per call here too (see attention() for why).
+        attention(f.attention, /*with_probs=*/false, ctx);
+    }
     Func(f.concat).compute_root().parallel(v.b).vectorize(v.o, ctx.vector_width(), kGuard);
 }
 
