@@ -136,6 +136,25 @@ TEST(DispatchRules, TheDefaultScheduleIsTheCompiledOneOfHighestPriority) {
     EXPECT_NE(none.message().find("no CUDA mha kernels"), std::string::npos) << none.message();
 }
 
+// A call for the probabilities goes to the schedule of highest priority that compiled a kernel
+// with them (for modifiers, only the reference schedule by default); where none did, to the one
+// it would run on otherwise, whose kernels then name what they lack.
+TEST(DispatchRules, ACallForProbabilitiesGoesToASchedulesThatCompiledThem) {
+    const std::vector<ScheduleInfo> schedules = {Info("slow", 10), Info("fast", 40)};
+    std::vector<Kernel> kernels = {Compiled("slow"), Compiled("fast")};
+    kernels[0].variant.probs = true;
+    KernelRequest request;
+    std::string schedule;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "fast");
+    request.probs = true;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "slow");
+    kernels[0].variant.probs = false;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "fast");
+}
+
 // On a GPU a schedule with a head-dim limit leaves wider calls to the next one.
 TEST(DispatchRules, ACallTooWideForAGpuScheduleGoesToTheNext) {
     const std::vector<ScheduleInfo> schedules = {Info("fused", 20, true, 320),

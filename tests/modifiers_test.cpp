@@ -3,6 +3,7 @@
 // group of 32 queries; then their validation, and which kernel the dispatch picks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -110,6 +111,39 @@ class ModifierTest : public ::testing::TestWithParam<std::string> {
 // of 32 queries, with decode steps (one and a few queries) and more keys than queries.
 const std::pair<int64_t, int64_t> kSizes[] = {{1, 1},   {1, 70},  {7, 40},  {16, 16},
                                               {33, 33}, {64, 64}, {40, 100}};
+
+// Probabilities with modifiers (the default build compiles them on the reference schedule:
+// cpu_fused's kernel with every modifier and probabilities took 48 s per target to generate): a
+// window, documents, key padding, a softcap, ALiBi and a bias, each row's probabilities against
+// the reference (0 for refused keys and empty rows).
+TEST_P(ModifierTest, ProbabilitiesWithModifiersMatchReference) {
+    AttentionCase c = Make(2, 2, 33, 40, 16);
+    c.causal = true;
+    SetWindow(&c, 5, -1);
+    SetDocuments(&c, 12);
+    c.key_lengths = {40, 31};
+    SetScoreModifiers(&c, /*softcap=*/true, /*alibi=*/true, {1, 2, 33, 40});
+    const std::vector<Kernel> kernels = list_kernels();
+    const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
+        return k.variant.schedule == GetParam() && k.variant.op == Op::kAttention &&
+               k.variant.probs && k.variant.mask.covers(c.mask()) &&
+               k.variant.score.covers(c.modifiers.score);
+    });
+    if (!compiled) GTEST_SKIP() << GetParam() << " compiles no kernel with these and probabilities";
+    c.prepare(5);
+    std::vector<float> out, lse, probs;
+    ModifierTensors tensors;
+    AttentionArgs args = ArgsWithModifiersFor(c, &tensors, &out, &lse, &probs);
+    args.schedule = GetParam();
+    CallInfo info;
+    const Status status = attention(args, &info);
+    ASSERT_TRUE(status.ok()) << status.to_string();
+    EXPECT_TRUE(Matches(probs, c.probs, c.probs32)) << "probs, kernel " << info.kernel;
+    EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out, kernel " << info.kernel;
+    // The default schedule takes such a call too.
+    args.schedule.clear();
+    EXPECT_TRUE(attention(args, &info).ok());
+}
 
 TEST_P(ModifierTest, CausalSlidingWindowMatchesReference) {
     for (const auto &[nq, nk] : kSizes) {

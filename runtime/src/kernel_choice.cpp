@@ -76,16 +76,27 @@ bool too_wide_for_gpu(const ScheduleInfo &s, const KernelRequest &r) {
 
 Status default_schedule(const KernelRequest &r, const std::vector<ScheduleInfo> &schedules,
                         const std::vector<Kernel> &kernels, std::string *schedule) {
-    const ScheduleInfo *best = nullptr;
-    for (const ScheduleInfo &s : schedules) {
-        if (s.cuda != r.cuda || (r.cuda && too_wide_for_gpu(s, r))) continue;
-        if (best != nullptr && best->priority >= s.priority) continue;
-        const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
-            return k.variant.schedule == s.name && k.variant.op == r.op &&
-                   k.variant.mask.covers(r.mask) && k.variant.score.covers(r.score);
-        });
-        if (compiled) best = &s;
-    }
+    // The schedule of highest priority with a kernel of the call's op whose modifiers cover the
+    // call's, among those with the call's outputs (probabilities or not) if there are any: a call
+    // for the probabilities with modifiers, which only the reference schedule compiles by
+    // default, goes there. Else among all, so that the error names the preferred schedule and
+    // what its kernels lack.
+    auto best_of = [&](bool same_outputs) {
+        const ScheduleInfo *best = nullptr;
+        for (const ScheduleInfo &s : schedules) {
+            if (s.cuda != r.cuda || (r.cuda && too_wide_for_gpu(s, r))) continue;
+            if (best != nullptr && best->priority >= s.priority) continue;
+            const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
+                return k.variant.schedule == s.name && k.variant.op == r.op &&
+                       k.variant.mask.covers(r.mask) && k.variant.score.covers(r.score) &&
+                       (!same_outputs || k.variant.probs == r.probs);
+            });
+            if (compiled) best = &s;
+        }
+        return best;
+    };
+    const ScheduleInfo *best = best_of(/*same_outputs=*/true);
+    if (best == nullptr) best = best_of(/*same_outputs=*/false);
     if (best != nullptr) {
         *schedule = best->name;
         return Status::Ok();
