@@ -1,7 +1,5 @@
 #include "jit_attention.h"
 
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "pipeline/attention_pipeline.h"
@@ -168,18 +166,16 @@ void JitAttention::set_modifiers(int batch, int heads, int nq, int nk, const Tun
         bind_int(prefix_lengths_, {batch}, [&](const int *) { return int(shape.prefix); });
     }
     if (kernel_.mask.segments) {
-        // Documents of doc_length keys, each query in the one of its position (one segment for a
-        // shape without documents).
-        const int64_t length = shape.doc_length > 0 ? shape.doc_length : int64_t(nq) + nk;
-        bind_int(q_segments_, {nq, batch}, [&](const int *pos) {
-            return int(std::max<int64_t>(pos[0] + nk - nq, 0) / length);
-        });
-        bind_int(kv_segments_, {nk, batch}, [&](const int *pos) { return int(pos[0] / length); });
+        // The shape's documents (one segment for a shape without them).
+        bind_int(q_segments_, {nq, batch},
+                 [&](const int *pos) { return int(shape.query_document(pos[0])); });
+        bind_int(kv_segments_, {nk, batch},
+                 [&](const int *pos) { return int(shape.key_document(pos[0])); });
     }
     if (kernel_.score.softcap) softcap_.set(float(shape.softcap));  // 0: off.
     if (kernel_.score.alibi) {
         bind_float(alibi_slopes_, {heads}, [&](const int *pos) {
-            return shape.alibi ? std::exp2(-8.0f * float(pos[0] + 1) / float(heads)) : 0.0f;
+            return shape.alibi ? float(TuneShape::alibi_slope(pos[0], heads)) : 0.0f;
         });
     }
     if (kernel_.score.bias) {

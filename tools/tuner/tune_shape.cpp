@@ -129,7 +129,7 @@ reference::ModifierValues TuneShape::modifier_values() const {
     m.softcap = double(softcap);
     if (alibi) {
         for (int64_t h = 0; h < heads; h++) {
-            m.alibi_slopes.push_back(std::exp2(-8.0 * double(h + 1) / double(heads)));
+            m.alibi_slopes.push_back(alibi_slope(h, heads));
         }
     }
     if (bias) {
@@ -143,13 +143,23 @@ reference::ModifierValues TuneShape::modifier_values() const {
     if (prefix > 0) m.prefix_lengths.assign(size_t(batch), prefix);
     if (doc_length > 0) {
         for (int64_t b = 0; b < batch; b++) {
-            for (int64_t i = 0; i < nq; i++) {
-                m.q_segments.push_back(std::max<int64_t>(i + nk - nq, 0) / doc_length);
-            }
-            for (int64_t j = 0; j < nk; j++) m.kv_segments.push_back(j / doc_length);
+            for (int64_t i = 0; i < nq; i++) m.q_segments.push_back(query_document(i));
+            for (int64_t j = 0; j < nk; j++) m.kv_segments.push_back(key_document(j));
         }
     }
     return m;
+}
+
+double TuneShape::alibi_slope(int64_t h, int64_t heads) {
+    return std::exp2(-8.0 * double(h + 1) / double(heads));
+}
+
+int64_t TuneShape::query_document(int64_t i) const {
+    return doc_length > 0 ? std::max<int64_t>(i + nk - nq, 0) / doc_length : 0;
+}
+
+int64_t TuneShape::key_document(int64_t j) const {
+    return doc_length > 0 ? j / doc_length : 0;
 }
 
 Variant default_kernel(const TuneShape &shape, const std::string &target) {

@@ -38,6 +38,12 @@ struct TuneShape {
     ScoreSpec score() const;
     // The values of the shape's modifiers for a call of its extents, as the reference takes them.
     reference::ModifierValues modifier_values() const;
+    // ALiBi's slope for head h of `heads`: 2^(-8 (h + 1) / heads).
+    static double alibi_slope(int64_t h, int64_t heads);
+    // The document of query i (that of its position p(i)) and of key j, with documents of
+    // doc_length keys; 0 for every query and key of a shape without documents.
+    int64_t query_document(int64_t i) const;
+    int64_t key_document(int64_t j) const;
 };
 
 // Queries up to which a run of queries (a chunk of a prompt, speculative decoding) gets a tuned
