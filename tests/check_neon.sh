@@ -7,7 +7,10 @@ set -euo pipefail
 objdump="$1"
 dir="$2"
 checked=0
-for object in "$dir"/attention_f32*_cpu_fused-arm-64-linux*.o "$dir"/attention_f32*_cpu_tiled-arm-64-linux*.o; do
+# A build for one target names its objects <kernel>.o, one for several <kernel>-<target>.o.
+shopt -s nullglob
+for object in "$dir"/attention_f32*_cpu_fused{,-arm-64-linux*}.o \
+    "$dir"/attention_f32*_cpu_tiled{,-arm-64-linux*}.o; do
     count=$("$objdump" -d --no-show-raw-insn "$object" | grep -cE 'fmla[[:space:]]+v[0-9]+\.4s' || true)
     if [ "$count" -lt 16 ]; then
         echo "FAIL: $(basename "$object"): $count NEON fmla instructions" >&2
