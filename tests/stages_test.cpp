@@ -296,7 +296,7 @@ TEST_P(StageTest, SoftmaxNanOrPositiveInfScoreMakesOnlyItsRowNan) {
         EXPECT_TRUE(std::isfinite(lse[row])) << lse[row];
         for (int j = 0; j < Nk; j++) EXPECT_TRUE(std::isfinite(probs[row * Nk + j])) << j;
         if (row == 3) {
-            // Exactly 0: exponentials at or below 2^-127 are 0 (docs/reliability.md).
+            // Exactly 0: exponentials below 2^-64 are 0 (docs/reliability.md).
             EXPECT_EQ(probs[row * Nk + 2], 0.0f);
             continue;
         }

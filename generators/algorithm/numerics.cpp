@@ -7,16 +7,11 @@ namespace attngen::algorithm {
 using Halide::Expr;
 
 Expr exp2_nonpositive_of_number(Expr x) {
-    // Clamped at -127, where k = -127 and r = 0 make the scaling below give exactly 0: 2^x for
-    // x <= -127 is 0, and the weights of keys far below the row's maximum (an ALiBi bias over a
-    // long row, a -inf score) add nothing rather than 2^-126 each. A weight of 2^-126 times a
-    // value below 1 is a subnormal float, and x86 cores (Intel's, measured on a Xeon with
-    // AVX-512) take a microcode assist for every multiply-add that makes or reads one: shape (b)
-    // of the bench with ALiBi and a softcap took 10x the time of plain (b) with the clamp at
-    // -126, as its weighted values summed such products. Between -127 and -126.5 the result is
-    // a subnormal (p's mantissa with a zero exponent) below 2^-126, within 2^-126 of 2^x. There
-    // is no clamp above: x <= 0 here, and the result stays accurate up to x = 127.
-    x = Halide::max(x, -127.0f);
+    // Below the floor (numerics.h says why it is 2^-64) x becomes -127, where k = -127 and r = 0
+    // make the scaling below give exactly 0 (a -inf score too). From the floor up, k >= -64 and
+    // the scaling is exact. There is no clamp above: x <= 0 here, and the result stays accurate
+    // up to x = 127. A NaN compares false and passes through (exp2_nonpositive returns it).
+    x = Halide::select(x < kExp2Floor, -127.0f, x);
     // k = round(x) by a shifter: adding 1.5 * 2^23 leaves k in the low mantissa bits of the sum
     // (rounded to nearest by the addition itself), and subtracting it again gives k as a float.
     // Both operations are strict: Halide treats float addition as associative and would fold
@@ -41,8 +36,8 @@ Expr exp2_nonpositive_of_number(Expr x) {
     // (k in two's complement; the bits above them leave the word) into the exponent field, and
     // an integer addition takes the place of a float multiply by 2^k, which would need a slot on
     // the multiply-add pipes that the polynomial already fills. The scaling is exact for
-    // k >= -126; k = -127 comes with r >= 0 after the clamp, and gives 0 for r = 0 (p is then
-    // exactly 1, whose exponent field k cancels).
+    // k >= -126; k = -127 comes with r = 0 only (below the floor), and gives 0 (p is then exactly
+    // 1, whose exponent field k cancels).
     const Expr scaled_bits = Halide::reinterpret<uint32_t>(p) +
                              (Halide::reinterpret<uint32_t>(shifted) << Halide::Expr(uint32_t{23}));
     return Halide::reinterpret<float>(scaled_bits);

@@ -11,20 +11,32 @@ constexpr float kLn2 = 0.693147180559945309f;
 
 // 2^x for float32 arguments x <= 0, the exponentials of softmax (scores minus their maximum are
 // never positive; softmax.h works in base 2). Vectorizes on every target; accurate to 2.0 ulp
-// at worst where the result is a normal float (2^22 points of [-125, 0] against double exp2;
-// mean 0.67 ulp). About 16 vector instructions per vector of results on AVX-512, NaN guard
-// included.
+// at worst down to the floor below (2^22 points of [-125, 0] against double exp2 when the floor
+// was lower; mean 0.67 ulp). About 16 vector instructions per vector of results on AVX-512, NaN
+// guard included.
 //
 // Halide's exp() is vectorized too but about 6 ulp (and natural), and fast_exp() about 27 ulp
 // and undefined on underflow. Base 2 makes the reduction exact: x = k + r with k = round(x),
 // then a degree-5 polynomial for 2^r, and k added to its exponent bits.
 //
-// Arguments are clamped below at -127, where the result is exactly 0: 2^(-inf) is 0, so that the
-// weights of far keys make no subnormal products (which cost x86 cores a microcode assist each);
-// between -127 and -126.5 the result is a subnormal within 2^-126 of 2^x. Positive arguments are
-// outside the contract: up to 127 the result is still as accurate (a rounding error above 0
-// does no harm), beyond that undefined. A NaN argument gives NaN.
+// Arguments below kExp2Floor give exactly 0 (2^(-inf) too). Positive arguments are outside the
+// contract: up to 127 the result is still as accurate (a rounding error above 0 does no harm),
+// beyond that undefined. A NaN argument gives NaN.
 Halide::Expr exp2_nonpositive(Halide::Expr x);
+
+// The floor of the exponentials: a weight below 2^-64 is 0. Every weight is relative to a maximum
+// whose own weight is exactly 1 (a row's, a key block's, or the running maximum of the online
+// softmax), so a key dropped this way would have changed its row's sum by less than 2^-64: for
+// every key count an int32 holds (2^31), less than 2^-33 in all, far below a float's 2^-24. And it
+// keeps the weighted values normal floats: a weight of at least 2^-64 times a value of magnitude
+// at least 2^-62 is one, while a weight near 2^-126 times a value below 1 is subnormal, which
+// Intel cores compute by a microcode assist per instruction that makes or reads one (Halide sets
+// no flush-to-zero mode). With ALiBi over 2048 keys, whose far keys' weights fall through that
+// range, the floor at 2^-127 (the smallest exact zero) left (bs) of the bench at 1.40-1.45x the
+// time of plain (b) on an Intel Xeon (family 6 model 207); at 2^-64, 1.15-1.18x, as with
+// flush-to-zero set (1.17x), and plain (b) unchanged (kernels compiled ahead of time each way
+// and called in turns, 45 calls each, medians of the per-call ratios in five runs).
+constexpr float kExp2Floor = -64.0f;
 
 // exp2_nonpositive without its NaN guard and without computing x strictly, for a stage that
 // deals with NaN once per row instead of once per element (the softmax, softmax.h): a NaN
