@@ -40,8 +40,9 @@ constexpr float kExp2Floor = -64.0f;
 
 // exp2_nonpositive without its NaN guard and without computing x strictly, for a stage that
 // deals with NaN once per row instead of once per element (the softmax, softmax.h): a NaN
-// argument gives some finite number. Three vector instructions fewer per vector of results, and
-// LLVM may fuse the multiply and subtract that usually compute x into one multiply-add.
+// argument gives an unspecified number (NaN through the floor's comparison, or 0 where LLVM folds
+// that comparison under its no-NaNs flag). Three vector instructions fewer per vector of results,
+// and LLVM may fuse the multiply and subtract that usually compute x into one multiply-add.
 Halide::Expr exp2_nonpositive_of_number(Halide::Expr x);
 
 // scale log2(e), the factor that turns dot products into base-2 scores. Computed once, as a
