@@ -114,6 +114,36 @@ TEST(Numerics, Exp2OfNanIsNan) {
     }
 }
 
+// The online softmax's rescaling factors, 2^x for whole x <= 0 (numerics.h: exp2_of_integral):
+// exact powers of two down to the floor, 0 below it (-inf and the lowest float minus a maximum
+// included), and NaN for NaN (inf - inf, where a row saw +inf), vectorized as the kernels run it
+// and in the scalar tail.
+TEST(Numerics, Exp2OfIntegralIsExactZeroBelowTheFloorAndNanForNan) {
+    const int floor = static_cast<int>(algorithm::kExp2Floor);
+    std::vector<float> x;
+    for (int k = 0; k >= floor - 3; k--) x.push_back(static_cast<float>(k));
+    const std::vector<float> far{-127.0f, -128.0f, -1e9f, -3.4028235e38f, -INFINITY};
+    x.insert(x.end(), far.begin(), far.end());
+    x.push_back(NAN);
+    x.push_back(-NAN);
+    const int n = static_cast<int>(x.size());
+    Halide::Buffer<float> in(x.data(), n);
+    Halide::Var i("i");
+    Halide::Func e("e");
+    e(i) = algorithm::exp2_of_integral(in(i));
+    e.vectorize(i, 16, Halide::TailStrategy::GuardWithIf);
+    Halide::Buffer<float> out = e.realize({n});
+    for (int k = 0; k < n; k++) {
+        if (std::isnan(x[k])) {
+            EXPECT_TRUE(std::isnan(out(k))) << "exp2_of_integral(NaN) = " << out(k);
+        } else if (x[k] >= algorithm::kExp2Floor) {
+            EXPECT_EQ(out(k), std::ldexp(1.0f, static_cast<int>(x[k]))) << x[k];
+        } else {
+            EXPECT_EQ(out(k), 0.0f) << x[k];
+        }
+    }
+}
+
 // softcap's tanh, vectorized as the kernels run it: relative error against double tanh over
 // small, medium and saturating arguments of both signs, and the ends (+-inf, 0 and NaN).
 TEST(Numerics, TanhWithinOneMicroOfDoubleTanh) {

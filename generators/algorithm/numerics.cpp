@@ -56,6 +56,17 @@ Expr exp2_nonpositive(Expr x) {
         Halide::select(Halide::is_nan(x), Halide::reinterpret<uint32_t>(x), scaled_bits));
 }
 
+Expr exp2_of_integral(Expr x) {
+    // Computed strictly, as exp2_nonpositive's argument: inf - inf must stay NaN for keep_nan.
+    x = Halide::strict_float(x);
+    // k = x clamped to one below the floor (so that the conversion is defined for any number,
+    // -inf included), then 2^k = the float whose exponent field is k + 127; below the floor 0.
+    const Expr k = Halide::cast<int32_t>(Halide::max(x, kExp2Floor - 1.0f));
+    const Expr power = Halide::reinterpret<float>(Halide::cast<uint32_t>(k + 127)
+                                                  << Halide::Expr(uint32_t{23}));
+    return keep_nan(x, Halide::select(k < static_cast<int>(kExp2Floor), 0.0f, power));
+}
+
 Expr base_two_scale(Expr scale) {
     return Halide::strict_float(scale * kLog2e);
 }

@@ -25,9 +25,9 @@ constexpr float kLn2 = 0.693147180559945309f;
 Halide::Expr exp2_nonpositive(Halide::Expr x);
 
 // The floor of the exponentials: a weight below 2^-64 is 0. Every weight is relative to a maximum
-// whose own weight is exactly 1 (a row's, a key block's, or the running maximum of the online
-// softmax), so a key dropped this way would have changed its row's sum by less than 2^-64: for
-// every key count an int32 holds (2^31), less than 2^-33 in all, far below a float's 2^-24. And it
+// whose own weight is exactly 1 (a row's) or at least 1/2 (the online softmax's, rounded up to a
+// whole number), so a key dropped this way would have changed its row's sum by less than 2^-63:
+// for every key count an int32 holds (2^31), less than 2^-32 in all, far below a float's 2^-24. And it
 // keeps the weighted values normal floats: a weight of at least 2^-64 times a value of magnitude
 // at least 2^-62 is one, while a weight near 2^-126 times a value below 1 is subnormal, which
 // Intel cores compute by a microcode assist per instruction that makes or reads one (Halide sets
@@ -37,6 +37,14 @@ Halide::Expr exp2_nonpositive(Halide::Expr x);
 // flush-to-zero set (1.17x), and plain (b) unchanged (kernels compiled ahead of time each way
 // and called in turns, 45 calls each, medians of the per-call ratios in five runs).
 constexpr float kExp2Floor = -64.0f;
+
+// 2^x for integral float32 x <= 0: the factors by which the online softmax rescales its running
+// sum and weighted values, whose maxima are whole numbers (online_attention.h). An exact power of
+// two built in the exponent bits, in about half the vector instructions of exp2_nonpositive
+// (no polynomial): the merge computes two for every value feature of a query and key block. Below
+// kExp2Floor the result is 0, as exp2_nonpositive's; NaN gives NaN. Non-integral arguments are
+// outside the contract.
+Halide::Expr exp2_of_integral(Halide::Expr x);
 
 // exp2_nonpositive without its NaN guard and without computing x strictly, for a stage that
 // deals with NaN once per row instead of once per element (the softmax, softmax.h): a NaN

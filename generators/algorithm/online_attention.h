@@ -4,8 +4,9 @@
 // while it walks the keys block by block, each block's scores living only in fast memory.
 //
 // For query i and key block t (keys [tT, tT + T) of the allowed prefix):
-//   bm_t = max_j s_j,  bl_t = sum_j e^(s_j - bm_t),  bacc_t = sum_j e^(s_j - bm_t) v_j
-// relative to the block's own maximum, then merged in key order:
+//   bm_t = ceil(max_j s_j),  bl_t = sum_j e^(s_j - bm_t),  bacc_t = sum_j e^(s_j - bm_t) v_j
+// relative to the block's own maximum rounded up to a whole number (in base 2, as the code
+// computes: the factors of the merge are then exact powers of two), then merged in key order:
 //   m' = max(m, bm_t),  l' = l e^(m - m') + bl_t e^(bm_t - m'),
 //   acc' = acc e^(m - m') + bacc_t e^(bm_t - m')
 // and out = acc / l, lse = m + log l (see online_attention.cpp for the grouping of queries
@@ -33,7 +34,9 @@ struct OnlineAttentionFuncs {
     ScoresFuncs scores;
     int key_block = 0;  // T, keys per block.
     // Of query g * G + ii over the keys of block t in group g's range (block_range):
-    Halide::Func block_max;      // block_max(t, ii, g, h, b) = bm_t.
+    // block_max(t, ii, g, h, b) = bm_t: the maximum (its first update), then rounded up (its
+    // second, which a schedule computes with the first).
+    Halide::Func block_max;
     Halide::Func block_weights;  // block_weights(j, ii, g, h, b) = e^(s_j - bm_{j / T}).
     Halide::Func block_sum;      // block_sum(t, ii, g, h, b) = bl_t.
     // block_range(t, g, b) = Tuple(first, count): the keys [first, first + count) of block t

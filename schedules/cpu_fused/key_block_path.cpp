@@ -169,7 +169,8 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .bound_extent(bi, bq)
         .reorder_storage(bi, t)
         .vectorize(bi, bq);
-    f.block_max.update().reorder(f.block_keys_max, bi).vectorize(bi, bq);
+    f.block_max.update(0).reorder(f.block_keys_max, bi).vectorize(bi, bq);
+    f.block_max.update(1).vectorize(bi, bq);
     f.block_weights.compute_at(walk, blocks)
         .bound_extent(bi, bq)
         .reorder_storage(bi, v.j)

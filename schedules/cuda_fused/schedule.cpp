@@ -204,7 +204,8 @@ void gpu_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const CudaF
     const Var t = f.block_max.args()[0], bi = f.block_max.args()[1];
     f.block_range.compute_at(walk, blocks).bound_extent(f.block_range.args()[0], 1);
     f.block_max.compute_at(walk, blocks).bound_extent(t, 1).bound_extent(bi, G).gpu_threads(bi);
-    f.block_max.update().gpu_threads(bi);
+    f.block_max.update(0).gpu_threads(bi);
+    f.block_max.update(1).gpu_threads(bi);
     f.block_weights.compute_at(walk, blocks)
         .bound_extent(v.j, T)
         .bound_extent(bi, G)
