@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the rational function that tanh_rational (generators/algorithm/score_modifiers.cpp) uses.
+"""Fits the rational function that capped_tanh (generators/algorithm/score_modifiers.cpp) uses.
 
 tanh(x) ~ x P(x^2) / Q(x^2) on [0, X], with P and Q of degree 4 and P(0) = Q(0) = 1, so that
 tanh(x) ~ x near 0 with a small relative error. The coefficients minimize the largest relative
@@ -7,8 +7,8 @@ error (Lawson's iteratively reweighted least squares on the linearized residual
 x P(y) - tanh(x) Q(y), on Chebyshev points): a near-minimax fit. Prints the largest relative
 error in double precision, then the coefficients rounded to float32 and the largest relative
 error of a float32 evaluation (Horner, as the kernels run it) with the argument clamped to
-[-X, X] and the result to [-1, 1], over a dense grid and past X. X = 9: tanh(9) rounds to 1 in
-float32, and the float32 evaluation reaches 1 there, so a clamped argument saturates exactly.
+[-X, X], over a dense grid and past X, and how far above 1 it goes (the kernels do not clamp the
+result). X = 9: tanh(9) rounds to 1 in float32, so a clamped argument saturates.
 Needs NumPy (python3-numpy).
 """
 import argparse
@@ -50,7 +50,7 @@ def evaluate_float32(x, p, q, bound):
     den = np.full_like(x, q[-1])
     for c in q[-2::-1]:
         den = den * y + c
-    return np.clip(x * num / den, np.float32(-1), np.float32(1))
+    return x * num / den
 
 
 def main():
@@ -65,8 +65,10 @@ def main():
     x = np.concatenate([np.geomspace(1e-30, 1e-3, 100001),
                         np.linspace(1e-3, 2 * args.bound, 2000001)]).astype(np.float32)
     exact = np.tanh(x.astype(np.float64))
-    error = np.abs(evaluate_float32(x, p32, q32, args.bound) - exact) / exact
+    approx = evaluate_float32(x, p32, q32, args.bound)
+    error = np.abs(approx - exact) / exact
     print(f"largest relative error (float32): {error.max():.3e} at x = {x[error.argmax()]:.6g}")
+    print(f"largest value (float32): 1 + {float(approx.max()) - 1:.3e} at x = {x[approx.argmax()]:.6g}")
     for name, coeffs in (("p", p32), ("q", q32)):
         for k, c in enumerate(coeffs):
             print(f"{name}{k} = {float(c):.10e}")

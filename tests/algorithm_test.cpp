@@ -145,36 +145,42 @@ TEST(Numerics, Exp2OfIntegralIsExactZeroBelowTheFloorAndNanForNan) {
 }
 
 // softcap's tanh, vectorized as the kernels run it: relative error against double tanh over
-// small, medium and saturating arguments of both signs, and the ends (+-inf, 0 and NaN).
-TEST(Numerics, TanhWithinOneMicroOfDoubleTanh) {
+// small, medium and saturating arguments of both signs, for a cap of 1 (tanh itself) and the
+// caps of models (Gemma 2: 50 on attention logits, 30 on the final ones) and below 1, and the
+// ends (+-inf, 0 and NaN).
+TEST(Numerics, CappedTanhWithinOneMicroOfDoubleTanh) {
     const int n = 1 << 18;
-    Halide::Buffer<float> x(n);
-    for (int k = 0; k < n; k++) {
-        // Magnitudes spread over 2^-20 .. 2^5, alternating in sign.
-        const float magnitude = std::ldexp(1.0f, -20) * std::pow(2.0f, 25.0f * k / (n - 1));
-        x(k) = k % 2 == 0 ? magnitude : -magnitude;
+    for (const float cap : {1.0f, 50.0f, 30.0f, 0.3f}) {
+        Halide::Buffer<float> x(n);
+        for (int k = 0; k < n; k++) {
+            // Magnitudes spread over 2^-20 .. 2^5 times the cap, alternating in sign.
+            const float magnitude =
+                cap * std::ldexp(1.0f, -20) * std::pow(2.0f, 25.0f * k / (n - 1));
+            x(k) = k % 2 == 0 ? magnitude : -magnitude;
+        }
+        Halide::Var i("i");
+        Halide::Func t("t");
+        t(i) = algorithm::capped_tanh(x(i), 9.0f * cap, 1.0f / cap);
+        t.vectorize(i, 16);
+        Halide::Buffer<float> out = t.realize({n});
+        double worst = 0;
+        for (int k = 0; k < n; k++) {
+            const double exact = cap * std::tanh(static_cast<double>(x(k)) / cap);
+            worst = std::max(worst, std::fabs(out(k) - exact) / std::fabs(exact));
+        }
+        EXPECT_LT(worst, 1e-6) << "cap " << cap;
+        Halide::Func ends("ends");
+        ends(i) = algorithm::capped_tanh(Halide::select(i == 0, Halide::Expr(INFINITY), i == 1,
+                                                        Halide::Expr(-INFINITY), i == 2, 0.0f,
+                                                        Halide::Expr(NAN)),
+                                         9.0f * cap, 1.0f / cap);
+        ends.vectorize(i, 4);
+        Halide::Buffer<float> e = ends.realize({4});
+        EXPECT_NEAR(e(0), cap, 1e-6 * cap);
+        EXPECT_NEAR(e(1), -cap, 1e-6 * cap);
+        EXPECT_EQ(e(2), 0.0f);
+        EXPECT_TRUE(std::isnan(e(3)));
     }
-    Halide::Var i("i");
-    Halide::Func t("t");
-    t(i) = algorithm::tanh_rational(x(i));
-    t.vectorize(i, 16);
-    Halide::Buffer<float> out = t.realize({n});
-    double worst = 0;
-    for (int k = 0; k < n; k++) {
-        const double exact = std::tanh(static_cast<double>(x(k)));
-        worst = std::max(worst, std::fabs(out(k) - exact) / std::fabs(exact));
-    }
-    EXPECT_LT(worst, 1e-6);
-    Halide::Func ends("ends");
-    ends(i) = algorithm::tanh_rational(Halide::select(i == 0, Halide::Expr(INFINITY), i == 1,
-                                                      Halide::Expr(-INFINITY), i == 2, 0.0f,
-                                                      Halide::Expr(NAN)));
-    ends.vectorize(i, 4);
-    Halide::Buffer<float> e = ends.realize({4});
-    EXPECT_EQ(e(0), 1.0f);
-    EXPECT_EQ(e(1), -1.0f);
-    EXPECT_EQ(e(2), 0.0f);
-    EXPECT_TRUE(std::isnan(e(3)));
 }
 
 }  // namespace

@@ -59,8 +59,11 @@ struct ScoreInputs {
 ScoreModifier define_score_modifier(const ScoreSpec &spec, const ScoreInputs &inputs,
                                     const Halide::Expr &nq, const Halide::Expr &nk);
 
-// tanh(x) for float32 x, as a rational function: vectorizes on every target, unlike a libm
-// call. Relative error below 1e-6 (tests/algorithm_test.cpp); tanh(+-inf) = +-1, NaN stays NaN.
-Halide::Expr tanh_rational(const Halide::Expr &x);
+// C tanh(s / C) for float32 s and a cap C > 0, given as bound = 9 C and inverse_cap = 1 / C
+// (computed once per call), as a rational function: vectorizes on every target, unlike a libm
+// call. Relative error below 1e-6 (tests/algorithm_test.cpp); +-inf gives +-C (to within that
+// error), NaN stays NaN.
+Halide::Expr capped_tanh(const Halide::Expr &s, const Halide::Expr &bound,
+                         const Halide::Expr &inverse_cap);
 
 }  // namespace attngen::algorithm
