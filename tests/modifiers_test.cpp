@@ -283,6 +283,28 @@ TEST_P(ModifierTest, BiasBroadcastAlongKeysIsExpanded) {
     Check(c);
 }
 
+// At head dim 64, where cpu_fused has kernels of their own for score modifiers without a mask
+// (the block path, which stages the bias rows of a block of queries transposed, in tiles of a
+// vector of queries by a vector of keys): a bias broadcast along each dim and along several,
+// with query and key counts below, at and above those tiles.
+TEST_P(ModifierTest, BiasBroadcastsAtHeadDim64) {
+    const std::vector<std::vector<int64_t>> shapes = {
+        {1, 2, 1, 0}, {2, 1, 0, 0}, {1, 1, 0, 1}, {2, 2, 0, 0}};
+    for (const auto &[nq, nk] : {std::pair<int64_t, int64_t>{15, 17}, {33, 47}, {70, 100}}) {
+        for (std::vector<int64_t> shape : shapes) {
+            // 0 stands for the call's own count (Nq or Nk).
+            if (shape[2] == 0) shape[2] = nq;
+            if (shape[3] == 0) shape[3] = nk;
+            AttentionCase c = Make(2, 2, nq, nk, 64);
+            SetScoreModifiers(&c, false, false, shape);
+            SCOPED_TRACE("Nq " + std::to_string(nq) + " Nk " + std::to_string(nk) + " bias [" +
+                         std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+                         std::to_string(shape[2]) + ", " + std::to_string(shape[3]) + "]");
+            Check(c);
+        }
+    }
+}
+
 TEST_P(ModifierTest, RowWhoseAllowedScoresAreAllMinusInfGivesZeros) {
     AttentionCase c = Make(1, 1, 4, 24, 16);
     SetScoreModifiers(&c, false, false, {1, 1, 4, 24});

@@ -77,18 +77,25 @@ void stage_modified_scores(const algorithm::ScoresFuncs &scores, const Variant &
 void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLevel &at, int vec) {
     if (!scores.bias.defined()) return;
     const auto &v = algorithm::dims();
-    // Square tiles of vec keys by vec queries, both vectorized with the keys inner: each tile is
-    // vec dense loads along a bias row, transposed in registers (LLVM's permutes) and stored as
-    // vec dense vectors of queries. Rounded up, which the clamped indices of score_bias allow:
-    // a tail guarded per lane was a scalar copy of every tile (a third more code). The clamp of
-    // the key is marked likely, so that the loop over tiles runs without it up to the last one.
+    // The block's bias rows, transposed (query index fastest) in square tiles of vec queries by
+    // vec keys: each tile is read as vec dense vectors along its bias rows into a tile of its own
+    // (rows, keys fastest), which the block's copy then reads a vector of queries at a time. Those
+    // reads have a constant stride within a tile of constant size, which Halide turns into
+    // register permutes (vpermt2ps on AVX-512, as in Halide's own block transpose test): vectorized
+    // in both dims with the keys inner instead, the transposition was a store of each of the
+    // tile's vec^2 floats (vextractps), 26% of the time of the kernel with a bias (B1 H8 N2048 d64,
+    // AVX-512, Intel Xeon; perf). Rounded up, which the clamped indices of score_bias allow: a
+    // tail guarded per lane was a scalar copy of every tile (a third more code). The clamp of the
+    // key is marked likely, so that the loop over tiles runs without it up to the last one.
     Var jo("jo"), io("io"), ji("ji"), ii("ii");
-    Func bias = scores.bias;
-    bias.compute_at(at)
+    Func rows = scores.bias;
+    Func transposed = rows.in();
+    transposed.compute_at(at)
         .reorder_storage(v.i, v.j)
-        .tile(v.j, v.i, jo, io, ji, ii, vec, vec, TailStrategy::RoundUp)
-        .vectorize(ji)
-        .vectorize(ii);
+        .tile(v.i, v.j, io, jo, ii, ji, vec, vec, TailStrategy::RoundUp)
+        .vectorize(ii)
+        .unroll(ji);
+    rows.compute_at(transposed, io).vectorize(v.j, vec).unroll(v.i);
 }
 
 // The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in register
