@@ -170,10 +170,10 @@ TEST(Numerics, CappedTanhWithinOneMicroOfDoubleTanh) {
         }
         EXPECT_LT(worst, 1e-6) << "cap " << cap;
         Halide::Func ends("ends");
-        ends(i) = algorithm::capped_tanh(Halide::select(i == 0, Halide::Expr(INFINITY), i == 1,
-                                                        Halide::Expr(-INFINITY), i == 2, 0.0f,
-                                                        Halide::Expr(NAN)),
-                                         9.0f * cap, 1.0f / cap);
+        ends(i) = algorithm::capped_tanh(
+            Halide::select(i == 0, Halide::Expr(INFINITY), i == 1, Halide::Expr(-INFINITY), i == 2,
+                           0.0f, Halide::Expr(NAN)),
+            9.0f * cap, 1.0f / cap);
         ends.vectorize(i, 4);
         Halide::Buffer<float> e = ends.realize({4});
         EXPECT_NEAR(e(0), cap, 1e-6 * cap);

@@ -62,8 +62,8 @@ Expr exp2_of_integral(Expr x) {
     // k = x clamped to one below the floor (so that the conversion is defined for any number,
     // -inf included), then 2^k = the float whose exponent field is k + 127; below the floor 0.
     const Expr k = Halide::cast<int32_t>(Halide::max(x, kExp2Floor - 1.0f));
-    const Expr power = Halide::reinterpret<float>(Halide::cast<uint32_t>(k + 127)
-                                                  << Halide::Expr(uint32_t{23}));
+    const Expr power =
+        Halide::reinterpret<float>(Halide::cast<uint32_t>(k + 127) << Halide::Expr(uint32_t{23}));
     return keep_nan(x, Halide::select(k < static_cast<int>(kExp2Floor), 0.0f, power));
 }
 

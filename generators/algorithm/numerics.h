@@ -27,8 +27,8 @@ Halide::Expr exp2_nonpositive(Halide::Expr x);
 // The floor of the exponentials: a weight below 2^-64 is 0. Every weight is relative to a maximum
 // whose own weight is exactly 1 (a row's) or at least 1/2 (the online softmax's, rounded up to a
 // whole number), so a key dropped this way would have changed its row's sum by less than 2^-63:
-// for every key count an int32 holds (2^31), less than 2^-32 in all, far below a float's 2^-24. And it
-// keeps the weighted values normal floats: a weight of at least 2^-64 times a value of magnitude
+// for every key count an int32 holds (2^31), less than 2^-32 in all, far below a float's 2^-24. And
+// it keeps the weighted values normal floats: a weight of at least 2^-64 times a value of magnitude
 // at least 2^-62 is one, while a weight near 2^-126 times a value below 1 is subnormal, which
 // Intel cores compute by a microcode assist per instruction that makes or reads one (Halide sets
 // no flush-to-zero mode). With ALiBi over 2048 keys, whose far keys' weights fall through that
