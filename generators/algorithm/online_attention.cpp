@@ -372,13 +372,18 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
     f.out = Func("out");
     f.out(x.e, x.i, x.h, x.b) =
         Halide::select(empty_row, 0.0f, f.running(x.e, x.i, x.h, x.b)[2] / l);
-    // Every value feature carries the same m and l; the first one's serve the row. m is a power
-    // of two: lse = m ln 2 + ln l. A NaN sum (a NaN or +inf among the allowed scores) gives a NaN
-    // lse, which Halide's log would not.
+    // Every value feature carries the same m and l; the first one's serve the row. m is the
+    // exponent of a power of two: lse = (m + log2 l) ln 2, summed in base 2 first. m is a whole
+    // number above the row's largest score y (block_max), and where one key dominates the row
+    // (huge logits) l = 2^(y - m) and m + log2 l gives back y, so that lse = y ln 2 has one
+    // rounding at its magnitude, as before maxima were whole. Written m ln 2 + ln l instead, ln l
+    // added a second one, which the probabilities below (recomputed from lse) showed: 3.4e-4 off
+    // on a probability of 1 at scores near 4000 (AttentionTest.HugeLogitsStayFinite). A NaN sum
+    // (a NaN or +inf among the allowed scores) gives a NaN lse, which Halide's log would not.
     const Expr m0 = f.running(0, x.i, x.h, x.b)[0], l0 = f.running(0, x.i, x.h, x.b)[1];
     f.lse = Func("lse");
     f.lse(x.i, x.h, x.b) = Halide::select(empty_row, Expr(-std::numeric_limits<float>::infinity()),
-                                          keep_nan(l0, m0 * kLn2 + Halide::log(l0)));
+                                          keep_nan(l0, (m0 + Halide::log(l0) * kLog2e) * kLn2));
     // The probabilities recompute the scores: the merge's scores live only inside a key block.
     // p = 2^(y - lse log2(e)); the exponent is at most a rounding error above 0.
     f.probs_scores = define_scores(q, for_query_heads(k, shape, "probs_k"), shape.d_k,
