@@ -68,7 +68,8 @@ def main():
     approx = evaluate_float32(x, p32, q32, args.bound)
     error = np.abs(approx - exact) / exact
     print(f"largest relative error (float32): {error.max():.3e} at x = {x[error.argmax()]:.6g}")
-    print(f"largest value (float32): 1 + {float(approx.max()) - 1:.3e} at x = {x[approx.argmax()]:.6g}")
+    above = float(approx.max()) - 1
+    print(f"largest value (float32): 1 + {above:.3e} at x = {x[approx.argmax()]:.6g}")
     for name, coeffs in (("p", p32), ("q", q32)):
         for k, c in enumerate(coeffs):
             print(f"{name}{k} = {float(c):.10e}")
