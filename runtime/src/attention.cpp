@@ -22,8 +22,16 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
     const NamedView k{"k", args.k, {"B", "H_kv", "Nk", "d_k"}};
     const NamedView v{"v", args.v, {"B", "H_kv", "Nk", "d_v"}};
     const NamedView out{"out", args.out, {"B", "H", "Nq", "d_v"}};
+    // One storage type for q, k, v and out (a variant's storage); the kernels widen 16-bit
+    // types to float32, and lse and probs are float32 whatever it is.
     for (const NamedView *t : {&q, &k, &v, &out}) {
-        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*t, {DType::kFloat32}));
+        ATTNGEN_RETURN_IF_ERROR(
+            detail::check_view(*t, {DType::kFloat32, DType::kBFloat16, DType::kFloat16}));
+        if (t->view.dtype != args.q.dtype) {
+            return Status::InvalidArgument(
+                std::string(t->name) + " has dtype " + dtype_name(t->view.dtype) + " but q has " +
+                dtype_name(args.q.dtype) + "; q, k, v and out share one storage type");
+        }
     }
     const int64_t batch = args.q.shape[0], heads = args.q.shape[1], nq = args.q.shape[2],
                   d_k = args.q.shape[3];

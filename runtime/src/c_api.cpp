@@ -58,6 +58,12 @@ Status to_view(const char *name, const attngen_tensor &t, TensorView *view) {
         case ATTNGEN_INT64:
             view->dtype = attngen::DType::kInt64;
             break;
+        case ATTNGEN_BFLOAT16:
+            view->dtype = attngen::DType::kBFloat16;
+            break;
+        case ATTNGEN_FLOAT16:
+            view->dtype = attngen::DType::kFloat16;
+            break;
         default:
             return Status::InvalidArgument(std::string(name) + " has dtype " +
                                            std::to_string(dtype) +

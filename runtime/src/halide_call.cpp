@@ -21,6 +21,12 @@ halide_type_t halide_type_of(DType dtype) {
             return halide_type_t(halide_type_int, 32);
         case DType::kInt64:
             return halide_type_t(halide_type_int, 64);
+        // The kernels take bfloat16 as the 16-bit patterns they widen with a shift
+        // (generators/algorithm/storage.h): Halide 14's LLVM cannot compile bf16 for CUDA.
+        case DType::kBFloat16:
+            return halide_type_t(halide_type_uint, 16);
+        case DType::kFloat16:
+            return halide_type_t(halide_type_float, 16);
     }
     return halide_type_t(halide_type_float, 32);
 }

@@ -44,6 +44,7 @@ std::string missing_modifiers(const KernelRequest &r, const std::string &schedul
 
 std::string describe(const KernelRequest &r, const std::string &schedule) {
     std::string s = std::string(op_name(r.op)) + " kernel with schedule '" + schedule + "'";
+    if (r.storage != DType::kFloat32) s += " storing " + std::string(dtype_name(r.storage));
     if (r.mask != MaskSpec{}) s += ", mask " + r.mask.to_string();
     if (r.score.any()) s += ", score " + r.score.to_string();
     if (r.probs) s += ", with probabilities";
@@ -77,7 +78,8 @@ bool too_wide_for_gpu(const ScheduleInfo &s, const KernelRequest &r) {
 Status default_schedule(const KernelRequest &r, const std::vector<ScheduleInfo> &schedules,
                         const std::vector<Kernel> &kernels, std::string *schedule) {
     // The schedule of highest priority with a kernel of the call's op whose modifiers cover the
-    // call's, among those with the call's outputs (probabilities or not) if there are any: a call
+    // call's, among those with the call's outputs (probabilities or not) and storage type if
+    // there are any: a call
     // for the probabilities with modifiers, which only the reference schedule compiles by
     // default, goes there. Else among all, so that the error names the preferred schedule and
     // what its kernels lack.
@@ -89,7 +91,8 @@ Status default_schedule(const KernelRequest &r, const std::vector<ScheduleInfo> 
             const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
                 return k.variant.schedule == s.name && k.variant.op == r.op &&
                        k.variant.mask.covers(r.mask) && k.variant.score.covers(r.score) &&
-                       (!same_outputs || k.variant.probs == r.probs);
+                       (!same_outputs ||
+                        (k.variant.probs == r.probs && k.variant.storage == r.storage));
             });
             if (compiled) best = &s;
         }

@@ -12,6 +12,10 @@ const char *dtype_name(DType dtype) {
             return "int32";
         case DType::kInt64:
             return "int64";
+        case DType::kBFloat16:
+            return "bfloat16";
+        case DType::kFloat16:
+            return "float16";
     }
     return "unknown";
 }
@@ -24,6 +28,9 @@ std::size_t dtype_size(DType dtype) {
             return 4;
         case DType::kInt64:
             return 8;
+        case DType::kBFloat16:
+        case DType::kFloat16:
+            return 2;
     }
     return 0;
 }

@@ -14,7 +14,8 @@ constexpr std::pair<Op, const char *> kOps[] = {
     {Op::kScores, "scores"},       {Op::kSoftmax, "softmax"}, {Op::kWeightedSum, "weighted_sum"}};
 
 // The storage types a kernel can be compiled for, by the short names of specs.
-constexpr std::pair<DType, const char *> kStorage[] = {{DType::kFloat32, "f32"}};
+constexpr std::pair<DType, const char *> kStorage[] = {
+    {DType::kFloat32, "f32"}, {DType::kBFloat16, "bf16"}, {DType::kFloat16, "f16"}};
 
 const char *storage_name(DType dtype) {
     for (const auto &[type, name] : kStorage) {
@@ -232,7 +233,7 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
                     known = true;
                 }
             }
-            if (!known) return bad(spec, "unknown storage type '" + value + "' (known: f32)");
+            if (!known) return bad(spec, "unknown storage type '" + value + "' (known: f32, bf16, f16)");
         } else if (key == "mask") {
             Status parsed = parse_kinds(spec, key, value, kMaskKinds, &v.mask);
             if (!parsed.ok()) return parsed;

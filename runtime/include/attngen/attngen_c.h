@@ -31,7 +31,9 @@ typedef enum attngen_status {
 typedef enum attngen_dtype {
     ATTNGEN_FLOAT32 = 0,
     ATTNGEN_INT32 = 1,
-    ATTNGEN_INT64 = 2
+    ATTNGEN_INT64 = 2,
+    ATTNGEN_BFLOAT16 = 3, /* Storage of q, k, v and out: bit patterns in uint16_t. */
+    ATTNGEN_FLOAT16 = 4   /* IEEE binary16 (_Float16 where the compiler has it). */
 } attngen_dtype;
 
 #define ATTNGEN_MAX_RANK 4

@@ -14,13 +14,16 @@
 
 namespace attngen {
 
-enum class DType { kFloat32, kInt32, kInt64 };
+// kBFloat16 and kFloat16 are storage types of q, k, v and out (docs/design.md, "Storage
+// types"): bfloat16 (float32's 8 exponent bits, 7 fraction bits) and IEEE binary16. The kernels
+// widen them to float32 and accumulate in float32.
+enum class DType { kFloat32, kInt32, kInt64, kBFloat16, kFloat16 };
 
 // Where a tensor's data lives: host memory, or the memory of the current CUDA device (data is
 // then a CUdeviceptr cast to void *, used in place by CUDA kernels without copies).
 enum class Device { kCpu, kCuda };
 
-// "float32", "int32", "int64".
+// "float32", "int32", "int64", "bfloat16", "float16".
 const char *dtype_name(DType dtype);
 std::size_t dtype_size(DType dtype);
 
