@@ -9,6 +9,7 @@
 #include <string>
 
 #include "Halide.h"
+#include "algorithm/storage.h"
 #include "modifier_inputs.h"
 #include "pipeline/attention_pipeline.h"
 #include "support.h"
@@ -25,36 +26,45 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     // The extra inputs of a user's modifiers, name:type:rank joined by '+'; empty for none.
     GeneratorParam<std::string> inputs_spec{"inputs", ""};
 
-    Input<Buffer<float, 4>> q{"q"};
-    Input<Buffer<float, 4>> k{"k"};
-    Input<Buffer<float, 4>> v{"v"};
-    Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};
-    Input<float> scale{"scale"};
+    // The inputs and outputs are declared in configure(), where the variant gives q, k, v and out
+    // their storage type (algorithm/storage.h), in the order of the kernel's arguments.
+    GeneratorInput<Buffer<>> *q = nullptr, *k = nullptr, *v = nullptr;
+    GeneratorInput<Buffer<int32_t, 1>> *key_lengths = nullptr;
+    GeneratorInput<float> *scale = nullptr;
 
-    Output<Buffer<float, 4>> out{"out"};
-    Output<Buffer<float, 3>> lse{"lse"};
-    Output<Buffer<float, 4>> *probs = nullptr;
+    GeneratorOutput<Buffer<>> *out = nullptr;
+    GeneratorOutput<Buffer<float, 3>> *lse = nullptr;
+    GeneratorOutput<Buffer<float, 4>> *probs = nullptr;
 
     void configure() {
         variant_ = parse_variant(variant_spec, {Op::kAttention});
+        const Type stored = algorithm::storage_type(variant_.storage);
+        q = add_input<Buffer<>>("q", stored, 4);
+        k = add_input<Buffer<>>("k", stored, 4);
+        v = add_input<Buffer<>>("v", stored, 4);
+        key_lengths = add_input<Buffer<int32_t, 1>>("key_lengths");
+        scale = add_input<float>("scale");
+        out = add_output<Buffer<>>("out", stored, 4);
+        lse = add_output<Buffer<float, 3>>("lse");
         if (variant_.probs) probs = add_output<Buffer<float, 4>>("probs");
         modifiers_.declare(this, variant_, inputs_spec);
     }
 
     void generate() {
-        pipeline_.emplace(variant_, get_target(),
-                          pipeline::AttentionInputs{q, k, v, key_lengths, scale, modifiers_.values()},
-                          auto_schedule);
-        out = pipeline_->out();
-        lse = pipeline_->lse();
+        pipeline_.emplace(
+            variant_, get_target(),
+            pipeline::AttentionInputs{*q, *k, *v, *key_lengths, *scale, modifiers_.values()},
+            auto_schedule);
+        *out = pipeline_->out();
+        *lse = pipeline_->lse();
         std::optional<OutputImageParam> probs_param;
         if (probs != nullptr) {
             *probs = pipeline_->probs();
             probs_param = *probs;
         }
-        pipeline_->constrain_outputs(out, lse, probs_param);
+        pipeline_->constrain_outputs(*out, *lse, probs_param);
         pipeline_->set_estimates(pipeline::Estimates::of(variant_));
-        scale.set_estimate(0.125f);
+        scale->set_estimate(0.125f);
     }
 
     // Without a schedule of ours (an autoscheduler's turn), nothing.

@@ -28,6 +28,10 @@ inline Variant parse_variant(const std::string &spec, std::initializer_list<Op> 
         schedules::schedule_error("variant '" + spec + "' is of op " + op_name(variant.op) +
                                   ", but this generator compiles " + names);
     }
+    if (variant.storage != DType::kFloat32 && variant.op != Op::kAttention) {
+        schedules::schedule_error("variant '" + spec + "' stores " + dtype_name(variant.storage) +
+                                  ", but only attention kernels store 16-bit types so far");
+    }
     schedules::check_schedule_serves(variant.schedule, variant.op);
     return variant;
 }

@@ -268,9 +268,68 @@ static void test_thread_settings(void) {
           "a negative time did not restore 1000 us");
 }
 
+/* bfloat16 storage from C: the 16-bit patterns of the inputs (the high halves of floats, here
+ * truncated) in uint16_t arrays, out in the same type, against the reference on the values they
+ * hold; out may be off by its own rounding, half an ulp of bfloat16 (2^-8 relative). */
+static float widen_bf16(uint16_t bits) {
+    const uint32_t word = (uint32_t)bits << 16;
+    float x;
+    memcpy(&x, &word, sizeof x);
+    return x;
+}
+
+static void test_bfloat16_attention(void) {
+    enum { B = 1, H = 2, NQ = 7, NK = 11, D = 16 };
+    static float qf[B * H * NQ * D], kf[B * H * NK * D], vf[B * H * NK * D];
+    static uint16_t q[B * H * NQ * D], k[B * H * NK * D], v[B * H * NK * D], out[B * H * NQ * D];
+    fill_random(qf, B * H * NQ * D, 4);
+    fill_random(kf, B * H * NK * D, 5);
+    fill_random(vf, B * H * NK * D, 6);
+    float *const floats[3] = {qf, kf, vf};
+    uint16_t *const halves[3] = {q, k, v};
+    const int64_t counts[3] = {B * H * NQ * D, B * H * NK * D, B * H * NK * D};
+    for (int t = 0; t < 3; t++) {
+        for (int64_t i = 0; i < counts[t]; i++) {
+            uint32_t word;
+            memcpy(&word, &floats[t][i], sizeof word);
+            halves[t][i] = (uint16_t)(word >> 16);
+            floats[t][i] = widen_bf16(halves[t][i]);
+        }
+    }
+    const int64_t q_shape[] = {B, H, NQ, D}, kv_shape[] = {B, H, NK, D};
+    attngen_attention_args args;
+    memset(&args, 0, sizeof args);
+    args.q = attngen_tensor_contiguous(q, ATTNGEN_BFLOAT16, 4, q_shape);
+    args.k = attngen_tensor_contiguous(k, ATTNGEN_BFLOAT16, 4, kv_shape);
+    args.v = attngen_tensor_contiguous(v, ATTNGEN_BFLOAT16, 4, kv_shape);
+    args.out = attngen_tensor_contiguous(out, ATTNGEN_BFLOAT16, 4, q_shape);
+    attngen_status status = attngen_attention(&args);
+    CHECK(status == ATTNGEN_OK, "status %d: %s", (int)status, attngen_last_error());
+    for (int64_t h = 0; h < H; h++) {
+        for (int64_t i = 0; i < NQ; i++) {
+            double want[D];
+            attend_row(&qf[(h * NQ + i) * D], &kf[h * NK * D], &vf[h * NK * D], NK, D, D,
+                       1.0 / sqrt((double)D), want);
+            for (int64_t d = 0; d < D; d++) {
+                const float got = widen_bf16(out[(h * NQ + i) * D + d]);
+                CHECK(fabs(got - want[d]) <= 1.0 / 256 * fabs(want[d]) + 1e-6,
+                      "out[h %lld, i %lld, d %lld] = %.7g, reference %.7g", (long long)h,
+                      (long long)i, (long long)d, got, want[d]);
+            }
+        }
+    }
+    /* Keys of another type than the queries are refused. */
+    args.k = attngen_tensor_contiguous(kf, ATTNGEN_FLOAT32, 4, kv_shape);
+    status = attngen_attention(&args);
+    CHECK(status == ATTNGEN_INVALID_ARGUMENT, "status %d", (int)status);
+    CHECK(strstr(attngen_last_error(), "k has dtype float32 but q has bfloat16") != NULL,
+          "message: %s", attngen_last_error());
+}
+
 int main(void) {
     test_thread_settings();
     test_attention();
+    test_bfloat16_attention();
     test_mha();
     if (failures != 0) {
         fprintf(stderr, "c_api_test: %d check(s) failed\n", failures);

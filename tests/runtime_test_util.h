@@ -276,4 +276,42 @@ inline AttentionArgs ArgsWithModifiersFor(const AttentionCase &c, ModifierTensor
     return args;
 }
 
+// The 16-bit tensors of a call whose case stores bfloat16 or float16 (AttentionCase::storage):
+// q, k and v as the bits of the case's inputs (rounded to the type), and out, which the kernel
+// writes, filled with `fill` (as ArgsFor's outputs). use_in points the arguments at them;
+// widen_out gives the output back as float32 values, so that the checks of float32 calls serve
+// both. A float32 case keeps ArgsFor's views.
+class StoredTensors {
+  public:
+    void use_in(const AttentionCase &c, AttentionArgs *args, float fill = NAN) {
+        storage_ = c.storage;
+        if (storage_ == DType::kFloat32) return;
+        const auto &s = c.shape;
+        const auto bits = [&](const std::vector<float> &values, std::vector<uint16_t> *to) {
+            to->clear();
+            for (float x : values) to->push_back(reference::to_bits(storage_, x));
+        };
+        bits(c.q, &q_);
+        bits(c.k, &k_);
+        bits(c.v, &v_);
+        out_.assign(s.batch * s.heads * s.nq * s.d_v, reference::to_bits(storage_, fill));
+        args->q = TensorView::contiguous(q_.data(), storage_, {s.batch, s.heads, s.nq, s.d_k});
+        args->k = TensorView::contiguous(k_.data(), storage_, {s.batch, s.kv_heads, s.nk, s.d_k});
+        args->v = TensorView::contiguous(v_.data(), storage_, {s.batch, s.kv_heads, s.nk, s.d_v});
+        args->out = TensorView::contiguous(out_.data(), storage_, {s.batch, s.heads, s.nq, s.d_v});
+    }
+
+    void widen_out(std::vector<float> *out) const {
+        if (storage_ == DType::kFloat32) return;
+        out->clear();
+        for (uint16_t b : out_) out->push_back(reference::from_bits(storage_, b));
+    }
+
+    const std::vector<uint16_t> &out_bits() const { return out_; }
+
+  private:
+    DType storage_ = DType::kFloat32;
+    std::vector<uint16_t> q_, k_, v_, out_;
+};
+
 }  // namespace attngen::test

@@ -21,13 +21,13 @@ std::vector<double> to_double(const std::vector<float> &v) {
 
 ::testing::AssertionResult Matches(const std::vector<float> &actual,
                                    const std::vector<double> &expected,
-                                   const std::vector<float> &naive) {
+                                   const std::vector<float> &naive, double factor) {
     if (actual.size() != expected.size() || naive.size() != expected.size()) {
         return ::testing::AssertionFailure()
                << "sizes differ: " << actual.size() << " vs " << expected.size();
     }
     auto c = reference::compare(actual.data(), expected.data(), naive.data(),
-                                static_cast<int64_t>(actual.size()));
+                                static_cast<int64_t>(actual.size()), factor);
     if (c.ok) return ::testing::AssertionSuccess();
     auto failure = ::testing::AssertionFailure() << reference::describe(c);
     if (c.worst >= 0) {
@@ -49,6 +49,13 @@ void AttentionCase::draw(uint32_t seed, float magnitude) {
 
 void AttentionCase::prepare(uint32_t seed, float magnitude) {
     draw(seed, magnitude);
+    compute_references();
+}
+
+void AttentionCase::compute_references() {
+    for (std::vector<float> *input : {&q, &k, &v}) {
+        for (float &x : *input) x = reference::round_to(storage, x);
+    }
     const auto &s = shape;
     const std::size_t rows = s.batch * s.heads * s.nq;
     out.resize(rows * s.d_v);
@@ -63,6 +70,10 @@ void AttentionCase::prepare(uint32_t seed, float magnitude) {
                                  out.data(), lse.data(), probs.data(), &modifiers);
     reference::attention<float>(s, q.data(), k.data(), v.data(), key_lengths, mask(), sc,
                                 out32.data(), lse32.data(), probs32.data(), &modifiers);
+    if (storage != DType::kFloat32) {
+        reference::attention_in_storage(storage, s, q.data(), k.data(), v.data(), key_lengths,
+                                        mask(), sc, out32.data(), lse32.data(), &modifiers);
+    }
 }
 
 }  // namespace attngen::test

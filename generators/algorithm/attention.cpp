@@ -35,7 +35,8 @@ AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v, con
                              /*masked=*/false, modifier, scale);
     f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask, 1.0f);
     f.weighted_sum =
-        define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum);
+        define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum,
+                            shape.storage);
     f.out = f.weighted_sum.out;
     f.lse = f.softmax.lse;
     f.probs = f.softmax.probs;

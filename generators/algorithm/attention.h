@@ -10,6 +10,7 @@
 #include "mask.h"
 #include "scores.h"
 #include "softmax.h"
+#include "storage.h"
 #include "weighted_sum.h"
 
 namespace attngen::algorithm {
@@ -21,6 +22,8 @@ struct AttentionShape {
     Halide::Expr d_k, d_v;  // Head dims of queries/keys and of values.
     Halide::Expr heads;     // H, query heads.
     Halide::Expr kv_heads;  // H_kv, key/value heads; H is a multiple of H_kv.
+    // The type out is stored in (storage.h); the inputs reach the algorithm widened to float32.
+    DType storage = DType::kFloat32;
 };
 
 struct AttentionFuncs {

@@ -4,6 +4,7 @@
 
 #include "dims.h"
 #include "numerics.h"
+#include "storage.h"
 
 namespace attngen::algorithm {
 
@@ -370,8 +371,8 @@ OnlineAttentionFuncs define_online_attention(const Func &q, const Func &k, const
          magnitude_bits(running_sum) <= Expr(uint32_t{0x7f800000}));
     const Expr l = f.running(x.e, x.i, x.h, x.b)[1];
     f.out = Func("out");
-    f.out(x.e, x.i, x.h, x.b) =
-        Halide::select(empty_row, 0.0f, f.running(x.e, x.i, x.h, x.b)[2] / l);
+    f.out(x.e, x.i, x.h, x.b) = narrow(
+        Halide::select(empty_row, 0.0f, f.running(x.e, x.i, x.h, x.b)[2] / l), shape.storage);
     // Every value feature carries the same m and l; the first one's serve the row. m is the
     // exponent of a power of two: lse = (m + log2 l) ln 2, summed in base 2 first. m is a whole
     // number above the row's largest score y (block_max), and where one key dominates the row

@@ -9,7 +9,7 @@ using Halide::Func;
 using Halide::RDom;
 
 WeightedSumFuncs define_weighted_sum(const Func &p, const Func &v, const Expr &nk,
-                                     const KeyMask &mask, const Func &row_scale) {
+                                     const KeyMask &mask, const Func &row_scale, DType storage) {
     const Dims &x = dims();
     WeightedSumFuncs f;
     f.p = p;
@@ -30,7 +30,7 @@ WeightedSumFuncs define_weighted_sum(const Func &p, const Func &v, const Expr &n
     if (row_scale.defined()) {
         result = result * row_scale(x.i, x.h, x.b);
     }
-    f.out(x.e, x.i, x.h, x.b) = result;
+    f.out(x.e, x.i, x.h, x.b) = narrow(result, storage);
     return f;
 }
 

@@ -9,6 +9,7 @@
 
 #include "Halide.h"
 #include "mask.h"
+#include "storage.h"
 
 namespace attngen::algorithm {
 
@@ -17,7 +18,7 @@ struct WeightedSumFuncs {
     Halide::Func v;          // v(e, j, h, b), the values.
     Halide::Func row_scale;  // row_scale(i, h, b), or undefined for 1.
     Halide::Func acc;        // acc(e, i, h, b) = sum_j p(j, i, h, b) v(e, j, h, b).
-    Halide::Func out;        // out(e, i, h, b) = acc * row_scale.
+    Halide::Func out;        // out(e, i, h, b) = acc * row_scale, narrowed to the storage type.
     // The reduction over allowed keys: the dense part and the bands after and before it (see
     // mask.h).
     Halide::RDom keys, band, lower_band;
@@ -25,6 +26,7 @@ struct WeightedSumFuncs {
 
 WeightedSumFuncs define_weighted_sum(const Halide::Func &p, const Halide::Func &v,
                                      const Halide::Expr &nk, const KeyMask &mask,
-                                     const Halide::Func &row_scale = Halide::Func());
+                                     const Halide::Func &row_scale = Halide::Func(),
+                                     DType storage = DType::kFloat32);
 
 }  // namespace attngen::algorithm

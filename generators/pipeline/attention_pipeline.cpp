@@ -94,6 +94,11 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     shape.d_v = param_or(variant.d_v, in.v.dim(0).extent());
     shape.heads = param_or(variant.heads, in.q.dim(2).extent());
     shape.kv_heads = param_or(variant.kv_heads, in.k.dim(2).extent());
+    shape.storage = variant.storage;
+    // The stages compute in float32 from inputs widened where they are read (storage.h).
+    const Halide::Func q = algorithm::widened(in.q, variant.storage, "q_widened");
+    const Halide::Func k = algorithm::widened(in.k, variant.storage, "k_widened");
+    const Halide::Func v = algorithm::widened(in.v, variant.storage, "v_widened");
     const algorithm::KeyMask mask =
         in.modifiers.key_mask(variant.mask, in.key_lengths, shape.nq, shape.nk);
     const algorithm::ScoreModifier modifier =
@@ -105,10 +110,10 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     }
     if (online_) {
         const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
-        online_funcs_ = algorithm::define_online_attention(in.q, in.k, in.v, mask, shape, in.scale,
-                                                           layout, modifier);
+        online_funcs_ =
+            algorithm::define_online_attention(q, k, v, mask, shape, in.scale, layout, modifier);
     } else {
-        composed_ = algorithm::define_attention(in.q, in.k, in.v, mask, shape, in.scale, modifier);
+        composed_ = algorithm::define_attention(q, k, v, mask, shape, in.scale, modifier);
     }
 }
 

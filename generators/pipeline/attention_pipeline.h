@@ -56,7 +56,9 @@ struct ModifierInputs {
 };
 
 struct AttentionInputs {
-    Halide::ImageParam q, k, v;  // float32 [B, H, Nq, d_k], [B, H_kv, Nk, d_k], ... (Halide order)
+    // [B, H, Nq, d_k], [B, H_kv, Nk, d_k], [B, H_kv, Nk, d_v] (Halide order), of the variant's
+    // storage type (algorithm/storage.h).
+    Halide::ImageParam q, k, v;
     Halide::ImageParam key_lengths;  // int32 [B].
     Halide::Expr scale;
     ModifierInputs modifiers;
