@@ -48,6 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
         case attngen::DType::kInt64:
             held = array.i64.size();
             break;
+        case attngen::DType::kBFloat16:
+        case attngen::DType::kFloat16:
+            held = array.u16.size();
+            break;
     }
     if (static_cast<int64_t>(held) != count) fail("element storage differs from the shape");
     if (array.dtype == attngen::DType::kFloat32) {
@@ -61,6 +65,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
              std::memcmp(round.f32.data(), array.f32.data(), 4 * array.f32.size()) != 0)) {
             fail("data changed by a round trip");
         }
+    }
+    if (array.dtype == attngen::DType::kBFloat16 || array.dtype == attngen::DType::kFloat16) {
+        // The 16-bit outputs too, in their own descr ('<f2', or '<u2' for bfloat16 bits).
+        const std::string again =
+            attngen::npy::serialize_16(array.shape, array.dtype, array.u16.data());
+        attngen::npy::Array round;
+        if (!attngen::npy::parse("again.npy", again, &round, &error)) fail("own output rejected");
+        if (round.shape != array.shape || round.dtype != array.dtype || round.bits != array.bits) {
+            fail("shape or dtype changed by a round trip");
+        }
+        if (round.u16 != array.u16) fail("data changed by a round trip");
     }
     return 0;
 }

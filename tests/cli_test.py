@@ -141,6 +141,79 @@ class CliTest(unittest.TestCase):
 
     # --- mha ---
 
+    # --- 16-bit storage ---
+
+    @staticmethod
+    def to_bf16_bits(x):
+        """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even."""
+        bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+    @staticmethod
+    def from_bf16_bits(bits):
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+
+    def test_attention_float16_files_give_float16_output(self):
+        q, k, v = (a.astype(np.float16) for a in self.attention_inputs())
+        lengths = np.array([29, 11], dtype=np.int32)
+        args = self.attention_args(q, k, v) + [
+            "--causal", "--key-lengths", self.save("l.npy", lengths), "--lse", self.path("lse.npy")]
+        for schedule in self.schedules_with_kernels("f16"):
+            with self.subTest(schedule=schedule):
+                result = self.run_cli(*args, "--schedule", schedule)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn("attention_f16", result.stdout)
+                out = np.load(self.path("o.npy"))
+                self.assertEqual(out.dtype, np.float16)
+                o, lse, _ = attention_reference(q, k, v, True, None, lengths)
+                # The output's own rounding: half an ulp of float16 (2^-11) relative to the largest.
+                self.assertLess(relative_error(out.astype(np.float64), o), 2.0 ** -10)
+                self.assertEqual(np.load(self.path("lse.npy")).dtype, np.float32)
+                self.assertLess(relative_error(np.load(self.path("lse.npy")), lse), 1e-5)
+
+    def test_attention_bfloat16_bit_patterns_with_dtype_bf16(self):
+        q, k, v = (self.to_bf16_bits(a) for a in self.attention_inputs())
+        args = self.attention_args(q, k, v) + ["--dtype", "bf16"]
+        for schedule in self.schedules_with_kernels("bf16"):
+            with self.subTest(schedule=schedule):
+                result = self.run_cli(*args, "--schedule", schedule)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn("attention_bf16", result.stdout)
+                out = np.load(self.path("o.npy"))
+                self.assertEqual(out.dtype, np.uint16)
+                o, _, _ = attention_reference(*(self.from_bf16_bits(a) for a in (q, k, v)))
+                self.assertLess(relative_error(self.from_bf16_bits(out), o), 2.0 ** -7)
+
+    def test_uint16_file_without_dtype_bf16(self):
+        q, k, v = (self.to_bf16_bits(a) for a in self.attention_inputs())
+        self.assert_rejected(self.attention_args(q, k, v), "pass --dtype bf16")
+
+    def test_inputs_of_different_dtypes(self):
+        q, k, v = self.attention_inputs()
+        args = self.attention_args(q.astype(np.float16), k, v)
+        self.assert_rejected(args, "has dtype float32, expected float16 (the dtype of Q)")
+        args = self.attention_args(q, k, v) + ["--dtype", "bf16"]
+        self.assert_rejected(args, "expected uint16 (bfloat16 bit patterns) (--dtype bf16)")
+
+    def test_unknown_dtype(self):
+        q, k, v = self.attention_inputs()
+        result = self.run_cli(*self.attention_args(q, k, v), "--dtype", "f64")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("--dtype", result.stderr)
+        self.assertFalse(os.path.exists(self.path("o.npy")))
+
+    def schedules_with_kernels(self, storage):
+        """The schedules of the compiled attention kernels of a storage type (attngen list)."""
+        result = self.run_cli("list")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # The kernel table's columns: kernel, op, storage, mask, score, schedule, ...
+        dtype = {"bf16": "bfloat16", "f16": "float16"}[storage]
+        rows = [line.split() for line in result.stdout.splitlines()]
+        schedules = sorted({r[5] for r in rows
+                            if len(r) > 5 and r[1] == "attention" and r[2] == dtype})
+        self.assertTrue(schedules, "no attention kernel stores " + storage)
+        return schedules
+
     def test_mha_cross_attention_with_biases_gqa_and_causal(self):
         b, nq, nk, d_model, d_mem, heads, kv_heads, dk, dv, d_out = 2, 9, 17, 32, 24, 4, 2, 8, 6, 20
         x, m = self.rand(b, nq, d_model), self.rand(b, nk, d_mem)

@@ -136,7 +136,7 @@ TEST(Npy, RejectsFortranOrder) {
 }
 
 TEST(Npy, RejectsBigEndianAndOtherDtypes) {
-    for (const char *descr : {">f4", "<f8", "<f2", "|u1", "<c8"}) {
+    for (const char *descr : {">f4", "<f8", ">f2", "<i2", ">u2", "|u1", "<c8"}) {
         ExpectRejected(NpyBytes(std::string("{'descr': '") + descr +
                                     "', 'fortran_order': False, 'shape': (1,), }",
                                 std::string(16, '\0')),
@@ -171,6 +171,24 @@ TEST(Npy, WriterOutputReadsBack) {
     ASSERT_TRUE(Parse(bytes, &a, &error)) << error;
     EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(a.f32, std::vector<float>(data, data + 6));
+}
+
+// float16 files read as kFloat16 and uint16 files as kBFloat16 bit patterns (bits set: the command
+// line decides whether they hold bfloat16); both write back byte for byte.
+TEST(Npy, Reads16BitFilesAndWritesThemBack) {
+    const uint16_t data[3] = {0x3c00, 0xc000, 0x7e00};
+    for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+        const std::string bytes = npy::serialize_16({3}, dtype, data);
+        EXPECT_NE(bytes.find(dtype == DType::kFloat16 ? "'<f2'" : "'<u2'"), std::string::npos);
+        npy::Array a;
+        std::string error;
+        ASSERT_TRUE(Parse(bytes, &a, &error)) << error;
+        EXPECT_EQ(a.dtype, dtype);
+        EXPECT_EQ(a.bits, dtype == DType::kBFloat16);
+        EXPECT_EQ(a.u16, std::vector<uint16_t>(data, data + 3));
+        EXPECT_EQ(a.view().dtype, dtype);
+        EXPECT_EQ(a.view().data, a.u16.data());
+    }
 }
 
 TEST(Npy, PendingFileIsInvisibleUntilCommitted) {

@@ -14,16 +14,21 @@ namespace attngen::cli {
 namespace {
 
 struct AttentionOptions {
-    std::string q, k, v, out, key_lengths, lse, probs, schedule;
+    std::string q, k, v, out, key_lengths, lse, probs, schedule, dtype;
     bool causal = false;
     std::optional<float> scale;
     ModifierOptions modifiers;
 };
 
 void run_attention(const AttentionOptions &o) {
-    npy::Array q = load_f32(o.q, 4, "Q [B, H, Nq, d_k]");
-    npy::Array k = load_f32(o.k, 4, "K [B, H_kv, Nk, d_k]");
-    npy::Array v = load_f32(o.v, 4, "V [B, H_kv, Nk, d_v]");
+    // The storage type of q, k, v and out: --dtype's, else q's file's (float32 or float16).
+    std::optional<DType> given;
+    if (!o.dtype.empty()) given = storage_by_name(o.dtype);
+    npy::Array q = load_stored(o.q, 4, "Q [B, H, Nq, d_k]", given, "--dtype " + o.dtype);
+    const DType storage = q.dtype;
+    const std::string why = given ? "--dtype " + o.dtype : "the dtype of Q";
+    npy::Array k = load_stored(o.k, 4, "K [B, H_kv, Nk, d_k]", storage, why);
+    npy::Array v = load_stored(o.v, 4, "V [B, H_kv, Nk, d_v]", storage, why);
     std::optional<npy::Array> lengths;
     if (!o.key_lengths.empty()) lengths = load_lengths(o.key_lengths);
     LoadedModifiers modifiers(o.modifiers);
@@ -38,13 +43,20 @@ void run_attention(const AttentionOptions &o) {
         for (int64_t e : s) n *= e > 0 ? e : 0;
         return n;
     };
-    std::vector<float> out(count(out_shape)), lse, probs;
+    std::vector<float> out, lse, probs;
+    std::vector<uint16_t> out16;
 
     AttentionArgs args;
     args.q = q.view();
     args.k = k.view();
     args.v = v.view();
-    args.out = TensorView::f32(out.data(), {batch, heads, nq, d_v});
+    if (storage == DType::kFloat32) {
+        out.resize(count(out_shape));
+        args.out = TensorView::f32(out.data(), {batch, heads, nq, d_v});
+    } else {
+        out16.resize(count(out_shape));
+        args.out = TensorView::contiguous(out16.data(), storage, {batch, heads, nq, d_v});
+    }
     if (lengths) args.key_lengths = lengths->view();
     if (!o.lse.empty()) {
         lse.resize(count(lse_shape));
@@ -62,7 +74,11 @@ void run_attention(const AttentionOptions &o) {
     check(attention(args, &info));
 
     Outputs outputs;
-    outputs.add(o.out, out_shape, out);
+    if (storage == DType::kFloat32) {
+        outputs.add(o.out, out_shape, out);
+    } else {
+        outputs.add(o.out, out_shape, storage, out16);
+    }
     if (!o.lse.empty()) outputs.add(o.lse, lse_shape, lse);
     if (!o.probs.empty()) outputs.add(o.probs, probs_shape, probs);
     outputs.commit();
@@ -77,10 +93,15 @@ void add_attention_command(CLI::App &app) {
     auto o = std::make_shared<AttentionOptions>();
     auto *cmd = app.add_subcommand(
         "attention", "Scaled dot-product attention: O = softmax(Q K^T * scale + mask) V");
-    cmd->add_option("--q", o->q, "Queries, float32 [B, H, Nq, d_k]")->required();
-    cmd->add_option("--k", o->k, "Keys, float32 [B, H_kv, Nk, d_k]")->required();
-    cmd->add_option("--v", o->v, "Values, float32 [B, H_kv, Nk, d_v]")->required();
-    cmd->add_option("--out", o->out, "Output file, float32 [B, H, Nq, d_v]")->required();
+    cmd->add_option("--q", o->q, "Queries [B, H, Nq, d_k] (float32, float16, or see --dtype)")
+        ->required();
+    cmd->add_option("--k", o->k, "Keys [B, H_kv, Nk, d_k], of Q's dtype")->required();
+    cmd->add_option("--v", o->v, "Values [B, H_kv, Nk, d_v], of Q's dtype")->required();
+    cmd->add_option("--out", o->out, "Output file [B, H, Nq, d_v], of Q's dtype")->required();
+    cmd->add_option("--dtype", o->dtype,
+                    "Storage type of Q, K, V and the output: f32, f16, or bf16 (uint16 .npy files "
+                    "holding bfloat16 bit patterns); default: Q's file's, float32 or float16")
+        ->check(CLI::IsMember(storage_names()));
     cmd->add_flag("--causal", o->causal, "Causal mask aligned bottom-right (j <= i + Nk - Nq)");
     cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(d_k))");
     cmd->add_option("--key-lengths", o->key_lengths,

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "attngen/tensor.h"
@@ -21,6 +22,18 @@ std::string shape_string(const std::vector<int64_t> &shape) {
     return s + "]";
 }
 
+// The type of a file's elements as numpy names it.
+std::string file_type(const npy::Array &a) {
+    return a.bits ? "uint16" : dtype_name(a.dtype);
+}
+
+void check_rank(const std::string &path, const npy::Array &a, int rank, const char *role) {
+    if (static_cast<int>(a.shape.size()) != rank) {
+        throw Error(kExitBadInput, path + ": " + role + " has shape " + shape_string(a.shape) +
+                                       ", expected rank " + std::to_string(rank));
+    }
+}
+
 }  // namespace
 
 npy::Array load_f32(const std::string &path, int rank, const char *role) {
@@ -28,13 +41,61 @@ npy::Array load_f32(const std::string &path, int rank, const char *role) {
     std::string error;
     if (!npy::read(path, &a, &error)) throw Error(kExitBadInput, error);
     if (a.dtype != DType::kFloat32) {
-        throw Error(kExitBadInput, path + ": " + role + " has dtype " + dtype_name(a.dtype) +
-                                       ", expected float32");
+        throw Error(kExitBadInput,
+                    path + ": " + role + " has dtype " + file_type(a) + ", expected float32");
     }
-    if (static_cast<int>(a.shape.size()) != rank) {
-        throw Error(kExitBadInput, path + ": " + role + " has shape " + shape_string(a.shape) +
-                                       ", expected rank " + std::to_string(rank));
+    check_rank(path, a, rank, role);
+    return a;
+}
+
+namespace {
+
+constexpr std::pair<const char *, DType> kStorages[] = {
+    {"f32", DType::kFloat32}, {"bf16", DType::kBFloat16}, {"f16", DType::kFloat16}};
+
+// What a file of storage type `storage` holds, as numpy names it.
+std::string file_type_of(DType storage) {
+    return storage == DType::kBFloat16 ? "uint16 (bfloat16 bit patterns)" : dtype_name(storage);
+}
+
+}  // namespace
+
+const std::vector<std::string> &storage_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> list;
+        for (const auto &[name, type] : kStorages) list.push_back(name);
+        return list;
+    }();
+    return names;
+}
+
+DType storage_by_name(const std::string &name) {
+    for (const auto &[n, type] : kStorages) {
+        if (name == n) return type;
     }
+    throw Error(kExitBadInput, "unknown --dtype '" + name + "'");
+}
+
+npy::Array load_stored(const std::string &path, int rank, const char *role,
+                       std::optional<DType> storage, const std::string &why) {
+    npy::Array a;
+    std::string error;
+    if (!npy::read(path, &a, &error)) throw Error(kExitBadInput, error);
+    if (!storage) {
+        if (a.bits) {
+            throw Error(kExitBadInput, path + ": " + role +
+                                           " has dtype uint16; pass --dtype bf16 if it holds "
+                                           "bfloat16 bit patterns");
+        }
+        if (a.dtype != DType::kFloat32 && a.dtype != DType::kFloat16) {
+            throw Error(kExitBadInput, path + ": " + role + " has dtype " + file_type(a) +
+                                           ", expected float32 or float16");
+        }
+    } else if (a.dtype != *storage) {
+        throw Error(kExitBadInput, path + ": " + role + " has dtype " + file_type(a) +
+                                       ", expected " + file_type_of(*storage) + " (" + why + ")");
+    }
+    check_rank(path, a, rank, role);
     return a;
 }
 
@@ -42,9 +103,9 @@ npy::Array load_integers(const std::string &path, int rank, const char *role, co
     npy::Array a;
     std::string error;
     if (!npy::read(path, &a, &error)) throw Error(kExitBadInput, error);
-    if (a.dtype == DType::kFloat32) {
-        throw Error(kExitBadInput,
-                    path + ": " + role + " have dtype float32, expected int32 or int64");
+    if (a.dtype != DType::kInt32 && a.dtype != DType::kInt64) {
+        throw Error(kExitBadInput, path + ": " + role + " have dtype " + file_type(a) +
+                                       ", expected int32 or int64");
     }
     if (static_cast<int>(a.shape.size()) != rank) {
         throw Error(kExitBadInput, path + ": " + role + " have shape " + shape_string(a.shape) +
@@ -62,6 +123,16 @@ void Outputs::add(const std::string &path, const std::vector<int64_t> &shape,
     npy::PendingFile file;
     std::string error;
     if (!file.write(path, npy::serialize_f32(shape, data.data()), &error)) {
+        throw Error(kExitFailure, error);
+    }
+    files_.push_back(std::move(file));
+}
+
+void Outputs::add(const std::string &path, const std::vector<int64_t> &shape, DType dtype,
+                  const std::vector<uint16_t> &data) {
+    npy::PendingFile file;
+    std::string error;
+    if (!file.write(path, npy::serialize_16(shape, dtype, data.data()), &error)) {
         throw Error(kExitFailure, error);
     }
     files_.push_back(std::move(file));

@@ -2,15 +2,28 @@
 // all-or-nothing commit of several output files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "attngen/tensor.h"
 #include "npy.h"
 
 namespace attngen::cli {
 
 // Loads a float32 array of the given rank; throws a bad-input Error naming the file otherwise.
 npy::Array load_f32(const std::string &path, int rank, const char *role);
+
+// The storage types of --dtype by name ("f32", "bf16", "f16", as in variant specs).
+const std::vector<std::string> &storage_names();
+DType storage_by_name(const std::string &name);  // A bad-input Error for another name.
+
+// Loads q, k or v of the given rank in storage type `storage`: float32 ('<f4'), float16 ('<f2'),
+// or bfloat16 as uint16 bit patterns ('<u2'). Without a storage type (--dtype left out) the file
+// gives it, float32 or float16; a uint16 file then needs --dtype bf16. Any other type is a
+// bad-input Error that names the file, what was expected and `why` ("--dtype bf16").
+npy::Array load_stored(const std::string &path, int rank, const char *role,
+                       std::optional<DType> storage, const std::string &why);
 
 // Loads an int32 or int64 array of the given rank; role names it in errors ("key lengths") and
 // layout gives its expected shape ("[B]").
@@ -25,6 +38,9 @@ class Outputs {
   public:
     void add(const std::string &path, const std::vector<int64_t> &shape,
              const std::vector<float> &data);
+    // 16-bit data of dtype kFloat16 ('<f2') or kBFloat16 (uint16 bit patterns, '<u2').
+    void add(const std::string &path, const std::vector<int64_t> &shape, DType dtype,
+             const std::vector<uint16_t> &data);
     void commit();
 
   private:

@@ -176,6 +176,10 @@ TensorView Array::view() {
         case DType::kInt64:
             v.data = i64.data();
             break;
+        case DType::kBFloat16:
+        case DType::kFloat16:
+            v.data = u16.data();
+            break;
     }
     int64_t stride = 1;
     for (int d = std::min(v.rank, kMaxRank) - 1; d >= 0; d--) {
@@ -220,11 +224,18 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
     } else if (descr == "<i8") {
         out->dtype = DType::kInt64;
         item_size = 8;
+    } else if (descr == "<f2") {
+        out->dtype = DType::kFloat16;
+        item_size = 2;
+    } else if (descr == "<u2") {
+        out->dtype = DType::kBFloat16;
+        item_size = 2;
     } else {
         return fail("dtype '" + printable(descr) +
-                    "' is not supported; use little-endian float32 ('<f4'), or int32/int64 for "
-                    "key lengths");
+                    "' is not supported; use little-endian float32 ('<f4'), float16 ('<f2') or "
+                    "uint16 holding bfloat16 ('<u2'), or int32/int64 for integers");
     }
+    out->bits = descr == "<u2";
     int64_t count = 1;
     for (int64_t e : shape) {
         if (e != 0 && count > kMaxBytes / static_cast<int64_t>(item_size) / e) {
@@ -247,6 +258,7 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
     out->f32.clear();
     out->i32.clear();
     out->i64.clear();
+    out->u16.clear();
     // An empty array (a zero extent) has no data: memcpy must not be handed the null pointer of
     // an empty vector, even for zero bytes.
     if (count == 0) return true;
@@ -262,6 +274,11 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
         case DType::kInt64:
             out->i64.resize(count);
             std::memcpy(out->i64.data(), data, data_bytes);
+            break;
+        case DType::kBFloat16:
+        case DType::kFloat16:
+            out->u16.resize(count);
+            std::memcpy(out->u16.data(), data, data_bytes);
             break;
     }
     return true;
@@ -282,11 +299,14 @@ bool read(const std::string &path, Array *out, std::string *error) {
     return parse(path, contents.str(), out, error);
 }
 
-std::string serialize_f32(const std::vector<int64_t> &shape, const float *data) {
-    std::string header =
-        "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
-    // The format pads the header with spaces and a newline so that the data starts at a
-    // multiple of 64 bytes.
+namespace {
+
+// A version 1.0 .npy file: the header for descr and shape, padded so that the data starts at a
+// multiple of 64 bytes, then the data.
+std::string serialize(const std::vector<int64_t> &shape, const char *descr, const void *data,
+                      std::size_t item_size) {
+    std::string header = std::string("{'descr': '") + descr +
+                         "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
     const std::size_t prefix = kMagicSize + 2 + 2;
     std::size_t total = prefix + header.size() + 1;
     header.append((64 - total % 64) % 64, ' ');
@@ -299,8 +319,18 @@ std::string serialize_f32(const std::vector<int64_t> &shape, const float *data) 
     bytes += static_cast<char>(header.size() & 0xff);
     bytes += static_cast<char>(header.size() >> 8);
     bytes += header;
-    bytes.append(reinterpret_cast<const char *>(data), count * sizeof(float));
+    bytes.append(reinterpret_cast<const char *>(data), count * item_size);
     return bytes;
+}
+
+}  // namespace
+
+std::string serialize_f32(const std::vector<int64_t> &shape, const float *data) {
+    return serialize(shape, "<f4", data, sizeof(float));
+}
+
+std::string serialize_16(const std::vector<int64_t> &shape, DType dtype, const uint16_t *data) {
+    return serialize(shape, dtype == DType::kFloat16 ? "<f2" : "<u2", data, sizeof(uint16_t));
 }
 
 PendingFile::PendingFile(PendingFile &&other) noexcept

@@ -1,5 +1,7 @@
 // Reading and writing NumPy .npy files (format versions 1.0 to 3.0), C order, little-endian
-// float32, int32 and int64: what the command line exchanges with numpy users.
+// float32, float16, int32 and int64, and uint16: what the command line exchanges with numpy users.
+// NumPy has no bfloat16, so bfloat16 tensors travel as uint16 arrays of their bit patterns (the
+// command line's --dtype bf16 says a file holds those).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +13,16 @@
 namespace attngen::npy {
 
 struct Array {
+    // A uint16 file ('<u2') reads as kBFloat16 with `bits` set: whether it holds bfloat16 is for
+    // the caller to say.
     DType dtype = DType::kFloat32;
+    bool bits = false;
     std::vector<int64_t> shape;
-    // Exactly one holds the elements, according to dtype.
+    // Exactly one holds the elements, according to dtype (u16: float16 and bfloat16).
     std::vector<float> f32;
     std::vector<int32_t> i32;
     std::vector<int64_t> i64;
+    std::vector<uint16_t> u16;
 
     int64_t num_elements() const;
     // A view of the elements; rank above attngen::kMaxRank is reported by the runtime.
@@ -32,6 +38,8 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
 
 // The bytes of a version 1.0 .npy file holding float32 data of this shape.
 std::string serialize_f32(const std::vector<int64_t> &shape, const float *data);
+// The same for 16-bit data: float16 ('<f2'), or bfloat16 as uint16 bit patterns ('<u2').
+std::string serialize_16(const std::vector<int64_t> &shape, DType dtype, const uint16_t *data);
 
 // A file written to a temporary name in the destination's directory and renamed into place by
 // commit(), so that the destination holds either its old content or the whole new file. An
