@@ -188,8 +188,9 @@ PreparedCall prepare_attention(py::handle q, py::handle k, py::handle v,
 
     const auto &qs = hq.view.shape;
     const int64_t nk = hk.view.shape[2], d_v = hv.view.shape[3];
-    call.out = out && !out.is_none() ? view_of(out, "out", Access::kWrite)
-                                     : new_array(hq.kind, {qs[0], qs[1], qs[2], d_v});
+    call.out = out && !out.is_none()
+                   ? view_of(out, "out", Access::kWrite)
+                   : new_array(hq.kind, {qs[0], qs[1], qs[2], d_v}, hq.view.dtype);
     call.args.out = call.out.view;
     if (call.return_lse) {
         call.lse = new_array(hq.kind, {qs[0], qs[1], qs[2]});

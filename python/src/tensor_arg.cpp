@@ -18,8 +18,12 @@ using attngen::DType;
 // object seen while torch is not in sys.modules is not a torch tensor, and the module never
 // imports torch itself. Never freed: the objects must outlive every call, and Python objects
 // cannot be released after the interpreter has shut down.
+// What the module takes, for its dtype errors.
+const char *const kTypes =
+    "attngen takes float32, bfloat16 or float16 tensors and int32 or int64 key lengths";
+
 struct TorchApi {
-    py::object tensor_type, empty, float32, int32, int64;
+    py::object tensor_type, empty, float32, int32, int64, bfloat16, float16;
 };
 
 const TorchApi *torch_api() {
@@ -29,7 +33,8 @@ const TorchApi *torch_api() {
         if (!modules.contains("torch")) return nullptr;
         py::module_ torch = py::module_::import("torch");
         api = new TorchApi{torch.attr("Tensor"), torch.attr("empty"), torch.attr("float32"),
-                           torch.attr("int32"), torch.attr("int64")};
+                           torch.attr("int32"),  torch.attr("int64"), torch.attr("bfloat16"),
+                           torch.attr("float16")};
     }
     return api;
 }
@@ -60,9 +65,12 @@ HeldTensor from_torch(const TorchApi &torch, py::handle t, const char *name) {
         held.view.dtype = DType::kInt32;
     } else if (dtype.is(torch.int64)) {
         held.view.dtype = DType::kInt64;
+    } else if (dtype.is(torch.bfloat16)) {
+        held.view.dtype = DType::kBFloat16;
+    } else if (dtype.is(torch.float16)) {
+        held.view.dtype = DType::kFloat16;
     } else {
-        fail(name, "dtype " + std::string(py::str(dtype)) +
-                       "; attngen takes float32 tensors and int32 or int64 key lengths");
+        fail(name, "dtype " + std::string(py::str(dtype)) + "; " + kTypes);
     }
     const py::tuple shape = t.attr("shape");
     const py::tuple strides = t.attr("stride")();
@@ -91,9 +99,10 @@ HeldTensor from_numpy(const py::array &a, const char *name, Access access) {
         held.view.dtype = DType::kInt32;
     } else if (a.dtype().equal(py::dtype::of<int64_t>())) {
         held.view.dtype = DType::kInt64;
+    } else if (a.dtype().equal(py::dtype("float16"))) {
+        held.view.dtype = DType::kFloat16;
     } else {
-        fail(name, "dtype " + std::string(py::str(a.dtype())) +
-                       "; attngen takes float32 tensors and int32 or int64 key lengths");
+        fail(name, "dtype " + std::string(py::str(a.dtype())) + "; " + kTypes);
     }
     if (a.ndim() > attngen::kMaxRank) {
         fail(name, std::to_string(a.ndim()) + " dimensions; attngen takes at most " +
@@ -132,10 +141,13 @@ HeldTensor from_dlpack(py::object capsule, py::handle array, const char *name) {
         held.view.dtype = DType::kFloat32;
     } else if (d.lanes == 1 && d.code == kDLInt && (d.bits == 32 || d.bits == 64)) {
         held.view.dtype = d.bits == 32 ? DType::kInt32 : DType::kInt64;
+    } else if (d.lanes == 1 && d.code == kDLFloat && d.bits == 16) {
+        held.view.dtype = DType::kFloat16;
+    } else if (d.lanes == 1 && d.code == kDLBfloat && d.bits == 16) {
+        held.view.dtype = DType::kBFloat16;
     } else {
         fail(name, "DLPack dtype code " + std::to_string(d.code) + ", " + std::to_string(d.bits) +
-                       " bits, " + std::to_string(d.lanes) +
-                       " lanes; attngen takes float32 tensors and int32 or int64 key lengths");
+                       " bits, " + std::to_string(d.lanes) + " lanes; " + kTypes);
     }
     if (t.ndim > attngen::kMaxRank) {
         fail(name, std::to_string(t.ndim) + " dimensions; attngen takes at most " +
@@ -178,15 +190,25 @@ HeldTensor view_of(py::handle array, const char *name, Access access) {
         std::string(py::str(py::type::handle_of(array).attr("__name__"))));
 }
 
-HeldTensor new_array(ArrayKind kind, const std::vector<int64_t> &shape) {
+HeldTensor new_array(ArrayKind kind, const std::vector<int64_t> &shape, DType dtype) {
     if (kind == ArrayKind::kTorch) {
         const TorchApi *torch = torch_api();
         py::tuple dims(shape.size());
         for (size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
-        py::object tensor = torch->empty(dims, py::arg("dtype") = torch->float32);
+        const py::object &type = dtype == DType::kBFloat16  ? torch->bfloat16
+                                 : dtype == DType::kFloat16 ? torch->float16
+                                                            : torch->float32;
+        py::object tensor = torch->empty(dims, py::arg("dtype") = type);
         return view_of(tensor, "output", Access::kWrite);
     }
-    py::array_t<float> a(std::vector<py::ssize_t>(shape.begin(), shape.end()));
+    // NumPy has no bfloat16: such inputs come through DLPack from another library, whose outputs
+    // would have to be NumPy arrays.
+    if (dtype == DType::kBFloat16) {
+        fail("output",
+             "NumPy has no bfloat16 to return it in; pass torch tensors, or an `out` tensor");
+    }
+    const py::dtype type = dtype == DType::kFloat16 ? py::dtype("float16") : py::dtype("float32");
+    py::array a(type, std::vector<py::ssize_t>(shape.begin(), shape.end()));
     return from_numpy(a, "output", Access::kWrite);
 }
 

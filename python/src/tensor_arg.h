@@ -34,12 +34,15 @@ struct HeldTensor {
 };
 
 // The view of `array`, named `name` in error messages. Raises ValueError for an element type
-// other than float32, int32 and int64, more than four dimensions, strides that are not whole
-// elements, memory that is not the CPU's, a torch tensor that requires grad or an `out` array that
-// is read-only, and TypeError for an object that is none of the above.
+// other than float32, bfloat16 (torch, DLPack), float16, int32 and int64, more than four
+// dimensions, strides that are not whole elements, memory that is not the CPU's, a torch tensor
+// that requires grad or an `out` array that is read-only, and TypeError for an object that is none
+// of the above.
 HeldTensor view_of(py::handle array, const char *name, Access access = Access::kRead);
 
-// A new float32 array in C order of library `kind`.
-HeldTensor new_array(ArrayKind kind, const std::vector<int64_t> &shape);
+// A new array in C order of library `kind`, float32 unless dtype says otherwise (a NumPy array
+// cannot be bfloat16: a ValueError).
+HeldTensor new_array(ArrayKind kind, const std::vector<int64_t> &shape,
+                     attngen::DType dtype = attngen::DType::kFloat32);
 
 }  // namespace attngen_py
