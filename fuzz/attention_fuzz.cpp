@@ -1,7 +1,9 @@
 // libFuzzer target for the runtime's public API: attngen::attention with shapes, strides (BHSD,
 // BSHD, padded, reversed), head counts, key lengths, scales, masks, score and mask modifiers
-// (windows, prefixes, segments, softcap, ALiBi, broadcast biases), optional outputs and
-// schedule names drawn from the input.
+// (windows, prefixes, segments, softcap, ALiBi, broadcast biases), optional outputs, schedule
+// names and the storage type of q, k, v and out (float32, bfloat16, float16) drawn from the
+// input. A 16-bit call is checked on inputs rounded to its type, against twice the error of the
+// plain implementation in that precision (reference/low_precision.h).
 //
 // Every call must either return an error status, or return ok with outputs that match the fp64
 // reference (reference/reference.h, with the tolerance of reference/compare.h) and with nothing
@@ -24,6 +26,7 @@
 #include "attngen/attngen.h"
 #include "compare.h"
 #include "drawn_modifiers.h"
+#include "low_precision.h"
 #include "reference.h"
 #include "test_util.h"
 
@@ -44,9 +47,13 @@ constexpr float kSentinel = -12345.0f;
 
 // A rank-4 tensor [B, H, N, D] stored with a drawn layout: a permutation of the three outer
 // dimensions, padding after each, and optionally a reversed outer dimension (negative stride).
-// `dense` holds its logical values in [B, H, N, D] order.
+// `dense` holds its logical values in [B, H, N, D] order. A tensor of a 16-bit type (use_16_bits)
+// keeps its elements in storage16, in the same layout, and storage then holds their float32
+// values only where fill or gather put them.
 struct Stored {
     std::vector<float> storage;
+    std::vector<uint16_t> storage16;
+    DType dtype = DType::kFloat32;
     std::vector<int64_t> shape;
     int64_t strides[4] = {0, 0, 0, 1};
     int64_t offset = 0;  // Of element (0, 0, 0, 0) in storage.
@@ -81,6 +88,13 @@ struct Stored {
         storage.assign(hi - lo + 1, kSentinel);
     }
 
+    void use_16_bits(DType type) {
+        dtype = type;
+        storage16.assign(storage.size(), sentinel16());
+    }
+
+    uint16_t sentinel16() const { return attngen::reference::to_bits(dtype, kSentinel); }
+
     int64_t at(int64_t b, int64_t h, int64_t n, int64_t d) const {
         return offset + b * strides[0] + h * strides[1] + n * strides[2] + d * strides[3];
     }
@@ -91,9 +105,27 @@ struct Stored {
             for (int64_t h = 0; h < shape[1]; h++)
                 for (int64_t n = 0; n < shape[2]; n++)
                     for (int64_t d = 0; d < shape[3]; d++) storage[at(b, h, n, d)] = dense[x++];
+        if (dtype != DType::kFloat32) {
+            for (std::size_t e = 0; e < storage.size(); e++) {
+                if (storage[e] != kSentinel) {
+                    storage16[e] = attngen::reference::to_bits(dtype, storage[e]);
+                }
+            }
+        }
     }
 
     std::vector<float> gather() const {
+        if (dtype != DType::kFloat32) {
+            std::vector<float> dense;
+            for (int64_t b = 0; b < shape[0]; b++)
+                for (int64_t h = 0; h < shape[1]; h++)
+                    for (int64_t n = 0; n < shape[2]; n++)
+                        for (int64_t d = 0; d < shape[3]; d++) {
+                            dense.push_back(
+                                attngen::reference::from_bits(dtype, storage16[at(b, h, n, d)]));
+                        }
+            return dense;
+        }
         std::vector<float> dense;
         for (int64_t b = 0; b < shape[0]; b++)
             for (int64_t h = 0; h < shape[1]; h++)
@@ -110,14 +142,34 @@ struct Stored {
                 for (int64_t n = 0; n < shape[2]; n++)
                     for (int64_t d = 0; d < shape[3]; d++) used[at(b, h, n, d)] = true;
         for (std::size_t x = 0; x < storage.size(); x++) {
-            if (!used[x] && std::memcmp(&storage[x], &kSentinel, 4) != 0) return false;
+            if (used[x]) continue;
+            if (dtype != DType::kFloat32 ? storage16[x] != sentinel16()
+                                         : std::memcmp(&storage[x], &kSentinel, 4) != 0) {
+                return false;
+            }
         }
         return true;
     }
 
+    // Whether any element, of the view or not, differs from the sentinel.
+    bool written() const {
+        if (dtype != DType::kFloat32) {
+            for (uint16_t x : storage16) {
+                if (x != sentinel16()) return true;
+            }
+            return false;
+        }
+        for (float x : storage) {
+            if (std::memcmp(&x, &kSentinel, 4) != 0) return true;
+        }
+        return false;
+    }
+
     TensorView view() {
+        void *data = dtype != DType::kFloat32 ? static_cast<void *>(storage16.data() + offset)
+                                              : static_cast<void *>(storage.data() + offset);
         TensorView v =
-            TensorView::f32(storage.data() + offset, {shape[0], shape[1], shape[2], shape[3]});
+            TensorView::contiguous(data, dtype, {shape[0], shape[1], shape[2], shape[3]});
         return v.with_strides({strides[0], strides[1], strides[2], strides[3]});
     }
 };
@@ -139,12 +191,27 @@ std::string describe(const attngen::reference::AttentionShape &s, bool causal, f
 // e^(s - max) inherit that as a relative error. The naive implementation may be luckier than
 // that on a given input (its rounding of the scores can happen to cancel), so its error alone
 // does not bound a kernel's that sums in another order.
+// A 16-bit call's factor is issue 41's 2, against the plain implementation in its precision.
+//
+// `scale_floor` is the least result scale the ulps count from. The lse is an exponent, whose
+// error acts in absolute terms (a probability e^(s - lse) is off by the relative amount lse is off
+// absolutely), and the online softmax computes it as (m + log2 l) ln 2 with m a whole number above
+// the row's largest score: l, the largest weight at most, rounds to a float near 1/2 to 1, so an
+// lse near 0 carries an absolute error of about a float32 ulp of 1 (3e-8 at lse 1.6e-4, where a
+// row of one key gave the naive implementation no error at all). Its ulps count from 1.
 void check(const char *what, const std::vector<float> &actual, const std::vector<double> &expected,
            const std::vector<float> &naive, double max_abs_score, int64_t d_k,
-           const std::string &call) {
-    const double ulps = 16.0 + 4.0 * static_cast<double>(d_k) * max_abs_score;
+           const std::string &call, double factor, double scale_floor = 0.0) {
+    double ulps = 16.0 + 4.0 * static_cast<double>(d_k) * max_abs_score;
+    double max_reference = 0;
+    for (double e : expected) {
+        if (std::isfinite(e)) max_reference = std::max(max_reference, std::fabs(e));
+    }
+    if (max_reference < scale_floor) {
+        ulps *= max_reference > 0 ? scale_floor / max_reference : 1.0;
+    }
     auto c = attngen::reference::compare(actual.data(), expected.data(), naive.data(),
-                                         static_cast<int64_t>(actual.size()), 8.0, ulps);
+                                         static_cast<int64_t>(actual.size()), factor, ulps);
     if (!c.ok) {
         fail(std::string(what) + " differs from the reference: " + attngen::reference::describe(c) +
              " (" + call + ")");
@@ -226,6 +293,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
         kNonFiniteScale,
         kZeroExtent,
         kOutputShape,
+        kMixedTypes,
         kDefectCount
     };
     const int defect_draw = in.ConsumeIntegralInRange<int>(0, 2 * kDefectCount);
@@ -244,10 +312,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     const uint32_t seed = in.ConsumeIntegral<uint32_t>();
     attngen::fuzz::DrawnModifiers modifiers;
     modifiers.draw(in, s, causal, defect == kNone);
-    const auto qd = random_values(s.batch * s.heads * s.nq * s.d_k, seed, -magnitude, magnitude);
-    const auto kd =
-        random_values(s.batch * s.kv_heads * s.nk * s.d_k, seed + 1, -magnitude, magnitude);
-    const auto vd = random_values(s.batch * s.kv_heads * s.nk * s.d_v, seed + 2);
+    // The storage type of q, k, v and out: float32 half of the time.
+    const DType kStorages[] = {DType::kFloat32, DType::kFloat32, DType::kBFloat16, DType::kFloat16};
+    const DType storage = kStorages[in.ConsumeIntegralInRange<int>(0, 3)];
+    if (storage != DType::kFloat32) {
+        for (Stored *t : {&q, &k, &v, &out}) t->use_16_bits(storage);
+    }
+    auto qd = random_values(s.batch * s.heads * s.nq * s.d_k, seed, -magnitude, magnitude);
+    auto kd = random_values(s.batch * s.kv_heads * s.nk * s.d_k, seed + 1, -magnitude, magnitude);
+    auto vd = random_values(s.batch * s.kv_heads * s.nk * s.d_v, seed + 2);
+    // The references compute on the values the kernel reads.
+    for (std::vector<float> *dense : {&qd, &kd, &vd}) {
+        for (float &x : *dense) x = attngen::reference::round_to(storage, x);
+    }
     q.fill(qd);
     if (defect != kHeadDim) k.fill(kd);
     if (defect != kValueLength) v.fill(vd);
@@ -288,8 +365,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
             if (s.d_k > 1) args.q.strides[3] = 2;
             break;
         case kOutputAliasesInput:
-            args.out = TensorView::f32(q.storage.data() + q.offset, {s.batch, s.heads, s.nq, s.d_v})
+            args.out = TensorView::contiguous(args.q.data, storage, {s.batch, s.heads, s.nq, s.d_v})
                            .with_strides({q.strides[0], q.strides[1], q.strides[2], 1});
+            break;
+        case kMixedTypes:
+            // k's elements read as another storage type than q's (its bytes are not its values,
+            // but the call must be refused before any is read).
+            args.k.dtype = storage == DType::kFloat32 ? DType::kBFloat16 : DType::kFloat32;
             break;
         case kNonFiniteScale:
             args.scale = in.ConsumeBool() ? NAN : INFINITY;
@@ -325,9 +407,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
         }
         // Nothing is written when a call fails.
         for (const Stored *t : {&out, &lse, &probs}) {
-            for (float x : t->storage) {
-                if (std::memcmp(&x, &kSentinel, 4) != 0) fail("a failed call wrote: " + call);
-            }
+            if (t->written()) fail("a failed call wrote: " + call);
         }
         return 0;
     }
@@ -347,15 +427,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     attngen::reference::attention<float>(s, qd.data(), kd.data(), vd.data(), lengths, mask,
                                          effective_scale, naive_out.data(), naive_lse.data(),
                                          naive_probs.data(), &modifiers.values);
+    double factor = 8.0;
+    if (storage != DType::kFloat32) {
+        attngen::reference::attention_in_storage(storage, s, qd.data(), kd.data(), vd.data(),
+                                                 lengths, mask, effective_scale, naive_out.data(),
+                                                 naive_lse.data(), &modifiers.values);
+        factor = 2.0;
+    }
     const double scores = max_abs_score(s, qd, kd, effective_scale) + modifiers.added_magnitude(s);
-    check("out", out.gather(), ref_out, naive_out, scores, s.d_k, call);
+    check("out", out.gather(), ref_out, naive_out, scores, s.d_k, call, factor);
     if (!out.padding_untouched()) fail("out's padding was written: " + call);
     if (with_lse) {
-        check("lse", lse.gather(), ref_lse, naive_lse, scores, s.d_k, call);
+        check("lse", lse.gather(), ref_lse, naive_lse, scores, s.d_k, call, factor, 1.0);
         if (!lse.padding_untouched()) fail("lse's padding was written: " + call);
     }
     if (with_probs) {
-        check("probs", probs.gather(), ref_probs, naive_probs, scores, s.d_k, call);
+        check("probs", probs.gather(), ref_probs, naive_probs, scores, s.d_k, call, 8.0);
         if (!probs.padding_untouched()) fail("probs' padding was written: " + call);
     }
     return 0;
