@@ -66,6 +66,18 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         probs.compute_with(out, io);
     }
 
+    // 16-bit storage: the head's keys and values widened to float32 once per head, before its
+    // blocks, so that the tiles read float32 as a float32 kernel's do. Each block reads every key
+    // and value of its head, and widened where the tiles read them (a broadcast key per query
+    // vector in Q K^T), a bfloat16 key cost a scalar shift and a float16 one a dozen integer
+    // operations per multiply-add pair.
+    if (ctx.variant.storage != DType::kFloat32) {
+        for (Func stored : {f.k, f.v}) {
+            const Var inner = stored.args()[0];
+            stored.compute_at(out, v.h).vectorize(inner, vec, kGuard);
+        }
+    }
+
     // The block's queries transposed (query index fastest) for vector loads across queries.
     Func qt = f.scores.q.in(f.scores.dot);
     Var qd = qt.args()[0], qi = qt.args()[1];
