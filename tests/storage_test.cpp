@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <ostream>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -53,7 +54,14 @@ TEST(LowPrecision, EveryBitPatternRoundTrips) {
 }
 
 // A schedule and a storage type that it has a compiled kernel for.
-using ScheduleStorage = std::pair<std::string, DType>;
+struct ScheduleStorage {
+    std::string first;
+    DType second;
+
+    friend void PrintTo(const ScheduleStorage &s, std::ostream *os) {
+        *os << s.first << " " << dtype_name(s.second);
+    }
+};
 
 std::vector<ScheduleStorage> CompiledScheduleStorages() {
     std::set<std::pair<std::string, int>> seen;
@@ -66,7 +74,7 @@ std::vector<ScheduleStorage> CompiledScheduleStorages() {
                 continue;
             }
             if (seen.insert({schedule, static_cast<int>(v.storage)}).second) {
-                list.emplace_back(schedule, v.storage);
+                list.push_back({schedule, v.storage});
             }
         }
     }
