@@ -158,16 +158,19 @@ TEST_P(StorageTest, MatchesReferenceWithLargeScores) {
 TEST_P(StorageTest, OutputRoundsHalfToEven) {
     const DType st = storage();
     const float ulp = st == DType::kBFloat16 ? 0x1p-7f : 0x1p-10f;
-    AttentionCase c = Make(1, 1, 1, 1, 2, 16, 4);
+    // The smallest subnormal of the type (2^-133 for bfloat16, whose exponent is float32's).
+    const float tiny = reference::from_bits(st, 1);
+    AttentionCase c = Make(1, 1, 1, 1, 2, 16, 5);
     c.q.assign(16, 0.0f);
     c.k.assign(2 * 16, 0.5f);
     // Feature e averages 1 + n ulp and 1 + (n + 1) ulp: the tie rounds to 1 + n or 1 + (n + 1)
-    // ulp, whichever is even; the last feature is a tie between -1 and -(1 + ulp).
-    c.v = {1.0f,       1.0f + ulp,     1.0f + 2 * ulp, -1.0f,
-           1.0f + ulp, 1.0f + 2 * ulp, 1.0f + 3 * ulp, -1.0f - ulp};
+    // ulp, whichever is even; the fourth feature is a tie between -1 and -(1 + ulp), the last one
+    // between the two smallest subnormals.
+    c.v = {1.0f,       1.0f + ulp,     1.0f + 2 * ulp, -1.0f,       tiny,
+           1.0f + ulp, 1.0f + 2 * ulp, 1.0f + 3 * ulp, -1.0f - ulp, 2 * tiny};
     const Outputs o = Run(c);
-    const std::vector<float> expected = {1.0f, 1.0f + 2 * ulp, 1.0f + 2 * ulp, -1.0f};
-    for (int e = 0; e < 4; e++) EXPECT_EQ(o.out[e], expected[e]) << "feature " << e;
+    const std::vector<float> expected = {1.0f, 1.0f + 2 * ulp, 1.0f + 2 * ulp, -1.0f, 2 * tiny};
+    for (int e = 0; e < 5; e++) EXPECT_EQ(o.out[e], expected[e]) << "feature " << e;
 }
 
 // With one key, each row's weight is exactly 1 and out is that key's value: every bit pattern of
