@@ -33,6 +33,12 @@ void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         probs.compute_with(out, v.h);
     }
 
+    // 16-bit storage: the queries widened to float32 once (a few rows per head), so that the dot
+    // products, which read the query row again for every key, widen only the keys.
+    if (ctx.variant.storage != DType::kFloat32) {
+        f.q.compute_root().vectorize(f.q.args()[0], vec, kGuard);
+    }
+
     // Scores of every head, in parallel chunks of keys. rfactor keeps one vector of partial
     // sums per key (lanes), whose lanes are added at the end, decode_key_unroll keys at a time.
     Func dot = f.scores.dot;
