@@ -1,9 +1,10 @@
 // libFuzzer target for the runtime's public API: attngen::attention with shapes, strides (BHSD,
 // BSHD, padded, reversed), head counts, key lengths, scales, masks, score and mask modifiers
 // (windows, prefixes, segments, softcap, ALiBi, broadcast biases), optional outputs, schedule
-// names and the storage type of q, k, v and out (float32, bfloat16, float16) drawn from the
-// input. A 16-bit call is checked on inputs rounded to its type, against twice the error of the
-// plain implementation in that precision (reference/low_precision.h).
+// names and the storage types of q and out and of k and v (float32, bfloat16, float16; float32
+// queries with a 16-bit KV cache) drawn from the input. A 16-bit call is checked on inputs rounded
+// to its type, against twice the error of the plain implementation in that precision
+// (reference/low_precision.h).
 //
 // Every call must either return an error status, or return ok with outputs that match the fp64
 // reference (reference/reference.h, with the tolerance of reference/compare.h) and with nothing
@@ -312,18 +313,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
     const uint32_t seed = in.ConsumeIntegral<uint32_t>();
     attngen::fuzz::DrawnModifiers modifiers;
     modifiers.draw(in, s, causal, defect == kNone);
-    // The storage type of q, k, v and out: float32 half of the time.
-    const DType kStorages[] = {DType::kFloat32, DType::kFloat32, DType::kBFloat16, DType::kFloat16};
-    const DType storage = kStorages[in.ConsumeIntegralInRange<int>(0, 3)];
+    // The storage types of q and out and of k and v: all float32 a third of the time, all 16-bit
+    // a third, float32 queries with a 16-bit KV cache a third.
+    const std::pair<DType, DType> kStorages[] = {
+        {DType::kFloat32, DType::kFloat32},   {DType::kFloat32, DType::kFloat32},
+        {DType::kBFloat16, DType::kBFloat16}, {DType::kFloat16, DType::kFloat16},
+        {DType::kFloat32, DType::kBFloat16},  {DType::kFloat32, DType::kFloat16}};
+    const auto [storage, kv_storage] = kStorages[in.ConsumeIntegralInRange<int>(0, 5)];
     if (storage != DType::kFloat32) {
-        for (Stored *t : {&q, &k, &v, &out}) t->use_16_bits(storage);
+        for (Stored *t : {&q, &out}) t->use_16_bits(storage);
+    }
+    if (kv_storage != DType::kFloat32) {
+        for (Stored *t : {&k, &v}) t->use_16_bits(kv_storage);
     }
     auto qd = random_values(s.batch * s.heads * s.nq * s.d_k, seed, -magnitude, magnitude);
     auto kd = random_values(s.batch * s.kv_heads * s.nk * s.d_k, seed + 1, -magnitude, magnitude);
     auto vd = random_values(s.batch * s.kv_heads * s.nk * s.d_v, seed + 2);
     // The references compute on the values the kernel reads.
-    for (std::vector<float> *dense : {&qd, &kd, &vd}) {
-        for (float &x : *dense) x = attngen::reference::round_to(storage, x);
+    for (float &x : qd) x = attngen::reference::round_to(storage, x);
+    for (std::vector<float> *dense : {&kd, &vd}) {
+        for (float &x : *dense) x = attngen::reference::round_to(kv_storage, x);
     }
     q.fill(qd);
     if (defect != kHeadDim) k.fill(kd);
@@ -369,9 +378,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, std::size_t size) {
                            .with_strides({q.strides[0], q.strides[1], q.strides[2], 1});
             break;
         case kMixedTypes:
-            // k's elements read as another storage type than q's (its bytes are not its values,
+            // k's elements read as another storage type than v's (its bytes are not its values,
             // but the call must be refused before any is read).
-            args.k.dtype = storage == DType::kFloat32 ? DType::kBFloat16 : DType::kFloat32;
+            args.k.dtype = kv_storage == DType::kFloat32 ? DType::kBFloat16 : DType::kFloat32;
             break;
         case kNonFiniteScale:
             args.scale = in.ConsumeBool() ? NAN : INFINITY;

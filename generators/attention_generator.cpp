@@ -26,8 +26,9 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     // The extra inputs of a user's modifiers, name:type:rank joined by '+'; empty for none.
     GeneratorParam<std::string> inputs_spec{"inputs", ""};
 
-    // The inputs and outputs are declared in configure(), where the variant gives q, k, v and out
-    // their storage type (algorithm/storage.h), in the order of the kernel's arguments.
+    // The inputs and outputs are declared in configure(), where the variant gives q and out its
+    // storage type and k and v its kv_storage (algorithm/storage.h), in the order of the
+    // kernel's arguments.
     GeneratorInput<Buffer<>> *q = nullptr, *k = nullptr, *v = nullptr;
     GeneratorInput<Buffer<int32_t, 1>> *key_lengths = nullptr;
     GeneratorInput<float> *scale = nullptr;
@@ -39,9 +40,10 @@ class AttentionGenerator : public Generator<AttentionGenerator> {
     void configure() {
         variant_ = parse_variant(variant_spec, {Op::kAttention});
         const Type stored = algorithm::storage_type(variant_.storage);
+        const Type kv_stored = algorithm::storage_type(variant_.kv_storage);
         q = add_input<Buffer<>>("q", stored, 4);
-        k = add_input<Buffer<>>("k", stored, 4);
-        v = add_input<Buffer<>>("v", stored, 4);
+        k = add_input<Buffer<>>("k", kv_stored, 4);
+        v = add_input<Buffer<>>("v", kv_stored, 4);
         key_lengths = add_input<Buffer<int32_t, 1>>("key_lengths");
         scale = add_input<float>("scale");
         out = add_output<Buffer<>>("out", stored, 4);

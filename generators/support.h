@@ -28,9 +28,9 @@ inline Variant parse_variant(const std::string &spec, std::initializer_list<Op> 
         schedules::schedule_error("variant '" + spec + "' is of op " + op_name(variant.op) +
                                   ", but this generator compiles " + names);
     }
-    if (variant.storage != DType::kFloat32 && variant.op != Op::kAttention) {
-        schedules::schedule_error("variant '" + spec + "' stores " + dtype_name(variant.storage) +
-                                  ", but only attention kernels store 16-bit types so far");
+    if (variant.low_precision() && variant.op != Op::kAttention) {
+        schedules::schedule_error("variant '" + spec +
+                                  "' stores 16-bit types, but only attention kernels do so far");
     }
     schedules::check_schedule_serves(variant.schedule, variant.op);
     return variant;

@@ -318,11 +318,11 @@ static void test_bfloat16_attention(void) {
             }
         }
     }
-    /* Keys of another type than the queries are refused. */
-    args.k = attngen_tensor_contiguous(kf, ATTNGEN_FLOAT32, 4, kv_shape);
+    /* Values of another type than the keys are refused. */
+    args.v = attngen_tensor_contiguous(vf, ATTNGEN_FLOAT32, 4, kv_shape);
     status = attngen_attention(&args);
     CHECK(status == ATTNGEN_INVALID_ARGUMENT, "status %d", (int)status);
-    CHECK(strstr(attngen_last_error(), "k has dtype float32 but q has bfloat16") != NULL,
+    CHECK(strstr(attngen_last_error(), "v has dtype float32 but k has bfloat16") != NULL,
           "message: %s", attngen_last_error());
 }
 

@@ -184,6 +184,32 @@ class CliTest(unittest.TestCase):
                 o, _, _ = attention_reference(*(self.from_bf16_bits(a) for a in (q, k, v)))
                 self.assertLess(relative_error(self.from_bf16_bits(out), o), 2.0 ** -7)
 
+    def test_attention_float32_queries_with_a_bfloat16_cache(self):
+        # A decode step: one query per head, K and V as bfloat16 bit patterns (--kv-dtype bf16),
+        # the output float32 as Q.
+        listed = [line.split() for line in self.run_cli("list").stdout.splitlines()]
+        if not any(len(r) > 6 and r[2] == "float32" and r[3] == "bfloat16" for r in listed):
+            self.skipTest("this build compiles no kernel with a bfloat16 KV cache")
+        rng = np.random.default_rng(11)
+        q = rng.uniform(-1, 1, (2, 4, 1, 24)).astype(np.float32)
+        k, v = (self.to_bf16_bits(rng.uniform(-1, 1, (2, 2, 37, 24)).astype(np.float32))
+                for _ in range(2))
+        args = self.attention_args(q, k, v) + ["--kv-dtype", "bf16", "--causal"]
+        result = self.run_cli(*args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("attention_f32_kvbf16", result.stdout)
+        out = np.load(self.path("o.npy"))
+        self.assertEqual(out.dtype, np.float32)
+        o, _, _ = attention_reference(q, self.from_bf16_bits(k), self.from_bf16_bits(v), True)
+        self.assertLess(relative_error(out, o), 1e-5)
+        # K and V of Q's type with --kv-dtype bf16: one line naming the option, nothing written.
+        os.remove(self.path("o.npy"))
+        args = self.attention_args(q, self.from_bf16_bits(k).astype(np.float32), v)
+        self.assert_rejected(args + ["--kv-dtype", "bf16"], "(--kv-dtype bf16)")
+        result = self.run_cli(*self.attention_args(q, k, v), "--kv-dtype", "f8")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("--kv-dtype", result.stderr)
+
     def test_uint16_file_without_dtype_bf16(self):
         q, k, v = (self.to_bf16_bits(a) for a in self.attention_inputs())
         self.assert_rejected(self.attention_args(q, k, v), "pass --dtype bf16")
@@ -206,11 +232,11 @@ class CliTest(unittest.TestCase):
         """The schedules of the compiled attention kernels of a storage type (attngen list)."""
         result = self.run_cli("list")
         self.assertEqual(result.returncode, 0, result.stderr)
-        # The kernel table's columns: kernel, op, storage, mask, score, schedule, ...
+        # The kernel table's columns: kernel, op, storage, kv, mask, score, schedule, ...
         dtype = {"bf16": "bfloat16", "f16": "float16"}[storage]
         rows = [line.split() for line in result.stdout.splitlines()]
-        schedules = sorted({r[5] for r in rows
-                            if len(r) > 5 and r[1] == "attention" and r[2] == dtype})
+        schedules = sorted({r[6] for r in rows
+                            if len(r) > 6 and r[1] == "attention" and r[2] == dtype})
         self.assertTrue(schedules, "no attention kernel stores " + storage)
         return schedules
 

@@ -30,6 +30,7 @@ AttentionCase CaseFor(const Kernel &k, int64_t nq) {
 std::string RunCaseFor(const Kernel &k, int64_t nq) {
     AttentionCase c = CaseFor(k, nq);
     c.storage = k.variant.storage;
+    c.kv_storage = k.variant.kv_storage;
     c.prepare(21);
     std::vector<float> out, lse, probs;
     ModifierTensors tensors;

@@ -34,6 +34,7 @@ class NonFiniteTest : public ::testing::TestWithParam<Kernel> {
         c_.key_lengths = {c_.shape.nk, c_.shape.nk - 7};
         // A 16-bit kernel gets its inputs rounded to its type by StoredTensors (Run).
         c_.storage = k.variant.storage;
+        c_.kv_storage = k.variant.kv_storage;
         // Every check compares the kernel with its own run on clean inputs, so the references
         // are not needed.
         c_.draw(41);
@@ -219,7 +220,7 @@ TEST_P(NonFiniteTest, NegativeInfScoreLeavesItsKeyWithoutInfluence) {
     k[KIndex(0, 0, 3, 0)] = -INFINITY;
     auto v_high = c_.v, v_low = c_.v;
     // Large but finite in the storage type: float16 ends at 65504.
-    const float large = c_.storage == DType::kFloat16 ? 6e4f : 1e6f;
+    const float large = c_.kv_type() == DType::kFloat16 ? 6e4f : 1e6f;
     for (int64_t e = 0; e < s.d_v; e++) {
         v_high[VIndex(0, 0, 3, e)] = large;
         v_low[VIndex(0, 0, 3, e)] = -large;

@@ -276,28 +276,29 @@ inline AttentionArgs ArgsWithModifiersFor(const AttentionCase &c, ModifierTensor
     return args;
 }
 
-// The 16-bit tensors of a call whose case stores bfloat16 or float16 (AttentionCase::storage):
-// q, k and v as the bits of the case's inputs (rounded to the type), and out, which the kernel
-// writes, filled with `fill` (as ArgsFor's outputs). use_in points the arguments at them;
-// widen_out gives the output back as float32 values, so that the checks of float32 calls serve
-// both. A float32 case keeps ArgsFor's views.
+// The 16-bit tensors of a call whose case stores bfloat16 or float16 (AttentionCase::storage and
+// kv_storage): each 16-bit input as the bits of the case's values (rounded to the type), and out,
+// which the kernel writes, filled with `fill` (as ArgsFor's outputs), when q's type is 16-bit.
+// use_in points the arguments at them; widen_out gives the output back as float32 values, so
+// that the checks of float32 calls serve all. A float32 tensor keeps ArgsFor's view.
 class StoredTensors {
   public:
     void use_in(const AttentionCase &c, AttentionArgs *args, float fill = NAN) {
         storage_ = c.storage;
-        if (storage_ == DType::kFloat32) return;
         const auto &s = c.shape;
-        const auto bits = [&](const std::vector<float> &values, std::vector<uint16_t> *to) {
-            to->clear();
-            for (float x : values) to->push_back(reference::to_bits(storage_, x));
+        const auto stored = [](DType type, const std::vector<float> &values,
+                               std::vector<uint16_t> *bits, TensorView *view,
+                               std::initializer_list<int64_t> shape) {
+            if (type == DType::kFloat32) return;
+            bits->clear();
+            for (float x : values) bits->push_back(reference::to_bits(type, x));
+            *view = TensorView::contiguous(bits->data(), type, shape);
         };
-        bits(c.q, &q_);
-        bits(c.k, &k_);
-        bits(c.v, &v_);
+        stored(c.storage, c.q, &q_, &args->q, {s.batch, s.heads, s.nq, s.d_k});
+        stored(c.kv_type(), c.k, &k_, &args->k, {s.batch, s.kv_heads, s.nk, s.d_k});
+        stored(c.kv_type(), c.v, &v_, &args->v, {s.batch, s.kv_heads, s.nk, s.d_v});
+        if (storage_ == DType::kFloat32) return;
         out_.assign(s.batch * s.heads * s.nq * s.d_v, reference::to_bits(storage_, fill));
-        args->q = TensorView::contiguous(q_.data(), storage_, {s.batch, s.heads, s.nq, s.d_k});
-        args->k = TensorView::contiguous(k_.data(), storage_, {s.batch, s.kv_heads, s.nk, s.d_k});
-        args->v = TensorView::contiguous(v_.data(), storage_, {s.batch, s.kv_heads, s.nk, s.d_v});
         args->out = TensorView::contiguous(out_.data(), storage_, {s.batch, s.heads, s.nq, s.d_v});
     }
 

@@ -273,9 +273,21 @@ class StorageRefusalTest : public ::testing::Test {
     StoredTensors stored_;
 };
 
-TEST_F(StorageRefusalTest, KeysOfAnotherTypeThanTheQueries) {
+TEST_F(StorageRefusalTest, ValuesOfAnotherTypeThanTheKeys) {
+    args_.v = TensorView::f32(c_.v.data(), {1, 2, 7, 8});
+    ExpectRefused("v has dtype float32 but k has bfloat16");
+}
+
+TEST_F(StorageRefusalTest, TypesThatNoKernelIsCompiledForAreNamed) {
+    // Bfloat16 queries with float32 keys and values are a valid call but no variant of this
+    // build (the KV cache kernels have float32 queries): a NotFound that names both types.
     args_.k = TensorView::f32(c_.k.data(), {1, 2, 7, 8});
-    ExpectRefused("k has dtype float32 but q has bfloat16");
+    args_.v = TensorView::f32(c_.v.data(), {1, 2, 7, 8});
+    const Status status = attention(args_);
+    EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.to_string();
+    EXPECT_NE(status.message().find("storing bfloat16 with k and v in float32"), std::string::npos)
+        << status.to_string();
+    for (uint16_t b : stored_.out_bits()) ASSERT_EQ(b, reference::to_bf16_bits(3.0f));
 }
 
 TEST_F(StorageRefusalTest, OutputOfAnotherTypeThanTheInputs) {

@@ -53,8 +53,9 @@ void AttentionCase::prepare(uint32_t seed, float magnitude) {
 }
 
 void AttentionCase::compute_references() {
-    for (std::vector<float> *input : {&q, &k, &v}) {
-        for (float &x : *input) x = reference::round_to(storage, x);
+    for (float &x : q) x = reference::round_to(storage, x);
+    for (std::vector<float> *input : {&k, &v}) {
+        for (float &x : *input) x = reference::round_to(kv_type(), x);
     }
     const auto &s = shape;
     const std::size_t rows = s.batch * s.heads * s.nq;

@@ -48,6 +48,14 @@ struct AttentionCase {
     // lse32 are those of the plain implementation in that precision
     // (reference::attention_in_storage) instead of naive float32.
     DType storage = DType::kFloat32;
+    // The storage type of k and v when it differs from storage's (float32 queries with a 16-bit
+    // KV cache): prepare() rounds k and v to it, and out32 and lse32 stay naive float32 when
+    // storage is float32 (such a kernel computes in float32 from exactly widened keys and values).
+    std::optional<DType> kv_storage;
+    DType kv_type() const { return kv_storage.value_or(storage); }
+    bool low_precision() const {
+        return storage != DType::kFloat32 || kv_type() != DType::kFloat32;
+    }
     std::vector<float> q, k, v;
 
     std::vector<double> out, lse, probs;       // fp64 reference.

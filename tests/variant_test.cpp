@@ -55,6 +55,29 @@ TEST(Variant, PrintsWhatItParsesInOneCanonicalOrder) {
               "op:attention,storage:f32,mask:none,schedule:reference");
 }
 
+TEST(Variant, KvStorageIsStoragesUnlessNamed) {
+    // Float32 queries with a bfloat16 KV cache: kv_storage printed after storage.
+    const Variant mixed = Parsed("op:attention,kv_storage:bf16,max_queries:8,schedule:cpu_fused");
+    EXPECT_EQ(mixed.storage, DType::kFloat32);
+    EXPECT_EQ(mixed.kv_storage, DType::kBFloat16);
+    EXPECT_TRUE(mixed.low_precision());
+    EXPECT_EQ(
+        mixed.to_string(),
+        "op:attention,storage:f32,kv_storage:bf16,mask:none,max_queries:8,schedule:cpu_fused");
+    // Left out, it is storage's, and naming storage's type is the same variant.
+    const Variant f16 = Parsed("op:attention,storage:f16,schedule:reference");
+    EXPECT_EQ(f16.kv_storage, DType::kFloat16);
+    EXPECT_EQ(f16, Parsed("op:attention,storage:f16,kv_storage:f16,schedule:reference"));
+    EXPECT_EQ(f16.to_string(), "op:attention,storage:f16,mask:none,schedule:reference");
+    EXPECT_FALSE(Parsed("op:attention,schedule:reference").low_precision());
+    DType type;
+    ASSERT_TRUE(parse_storage_name("bf16", &type));
+    EXPECT_EQ(type, DType::kBFloat16);
+    EXPECT_STREQ(storage_name(type), "bf16");
+    EXPECT_FALSE(parse_storage_name("bfloat16", &type));
+    EXPECT_EQ(storage_names(), "f32, bf16, f16");
+}
+
 TEST(Variant, TuningTakesBothForms) {
     std::map<std::string, int> a, b;
     ASSERT_TRUE(parse_tuning("key_block:1024+value_rows:4", &a).ok());
@@ -73,6 +96,8 @@ TEST(Variant, RefusesWhatItCannotRead) {
         {"op:attention", "names no schedule"},
         {"op:atention,schedule:x", "unknown op 'atention'"},
         {"op:attention,schedule:x,storage:f64", "unknown storage type 'f64'"},
+        {"op:attention,schedule:x,kv_storage:i8", "unknown storage type 'i8' (known: f32, bf16"},
+        {"op:mha,schedule:x,kv_storage:bf16", "kv_storage applies to op attention only"},
         {"op:attention,schedule:x,mask:casual", "mask 'casual' is not 'none'"},
         {"op:attention,schedule:x,mask:causal+causal", "mask 'causal+causal'"},
         {"op:attention,schedule:x,heads:0", "heads must be a positive integer, got '0'"},

@@ -3,6 +3,7 @@
 # the installed package (find_package(attngen)).
 #
 #   attngen_add_kernel([NAME <name>] OP attention|mha|projection|scores|softmax|weighted_sum
+#                      [STORAGE f32|bf16|f16] [KV_STORAGE f32|bf16|f16]
 #                      [MASK none|<kinds>] [SCORE none|<modifiers>] [PROBS]
 #                      [HEADS n] [KV_HEADS n] [D_K n] [D_V n]
 #                      [MAX_QUERIES n] [MIN_KEYS n]
@@ -17,6 +18,10 @@
 #   NAME        the kernel's C function and library target; left out, a name that says what
 #               varies, e.g. attention_f32_causal_d64_cpu_fused
 #   OP          what the kernel computes: attention, the multi-head layer (mha), or a stage alone
+#   STORAGE     the element type of q, k, v and out: f32 (the default), bf16 or f16 (OP
+#               attention; computed in float32, docs/api.md "Storage types")
+#   KV_STORAGE  the element type of k and v when it differs from STORAGE's: f32 q and out with a
+#               bf16 or f16 KV cache (OP attention)
 #   MASK        none (the default) or mask kinds joined by '+': causal (bottom-right aligned,
 #               query i sees key j iff j <= i + Nk - Nq), window (a sliding window), prefix
 #               (prefix-LM, with causal), segments (packed documents); key_lengths are honoured

@@ -2,7 +2,7 @@
 # with their defaults and turned into the kernel's variant spec, name and targets.
 
 set(_attngen_kernel_flags PROBS CUDA)
-set(_attngen_kernel_values NAME OP STORAGE MASK SCORE SCORE_MOD MASK_MOD HEADS KV_HEADS D_K D_V
+set(_attngen_kernel_values NAME OP STORAGE KV_STORAGE MASK SCORE SCORE_MOD MASK_MOD HEADS KV_HEADS D_K D_V
     MAX_QUERIES MIN_KEYS KEYS_ESTIMATE SCHEDULE TUNING CUDA_CAPABILITY)
 set(_attngen_kernel_lists TARGETS INPUTS)
 string(REPLACE ";" " " _attngen_kernel_option_list
@@ -30,6 +30,9 @@ endfunction()
 # The name that says what varies, e.g. attention_f32_causal_d64_cpu_fused.
 function(_attngen_default_kernel_name OUT P)
     set(name "${${P}_OP}_${${P}_STORAGE}")
+    if (NOT ${P}_KV_STORAGE STREQUAL ${P}_STORAGE)
+        string(APPEND name "_kv${${P}_KV_STORAGE}")
+    endif ()
     if (NOT ${P}_MASK STREQUAL "none")
         string(REPLACE "+" "_" mask "${${P}_MASK}")
         string(APPEND name "_${mask}")
@@ -282,13 +285,20 @@ macro(_attngen_parse_kernel_options P)
     if (${P}_PROBS AND NOT ${P}_OP STREQUAL "attention")
         _attngen_kernel_error("${_attngen_name}" "PROBS applies to OP attention only")
     endif ()
-    # Like the mask kinds, the storage types are the generator's to check.
+    # Like the mask kinds, the storage types are the generator's to check; k and v have q's
+    # unless KV_STORAGE names another.
     if (NOT ${P}_STORAGE)
         set(${P}_STORAGE f32)
-    elseif (NOT ${P}_STORAGE MATCHES "^[a-z][a-z0-9]*$")
-        _attngen_kernel_error("${_attngen_name}" "STORAGE must be a storage type such as f32, "
-                              "got '${${P}_STORAGE}'")
     endif ()
+    if (NOT ${P}_KV_STORAGE)
+        set(${P}_KV_STORAGE ${${P}_STORAGE})
+    endif ()
+    foreach (option IN ITEMS STORAGE KV_STORAGE)
+        if (NOT ${P}_${option} MATCHES "^[a-z][a-z0-9]*$")
+            _attngen_kernel_error("${_attngen_name}" "${option} must be a storage type such as "
+                                  "f32, got '${${P}_${option}}'")
+        endif ()
+    endforeach ()
     # The mask kinds and score modifiers are the generator's to check (attngen/variant.h lists
     # them); here only the spec's characters.
     _attngen_kinds_option(${P} MASK "mask kinds" causal)
@@ -335,7 +345,11 @@ macro(_attngen_parse_kernel_options P)
 
     # The variant spec (runtime/include/attngen/variant.h): the generator reads it, and the
     # runtime's registry describes the kernel by it.
-    set(${P}_SPEC "op:${${P}_OP},storage:${${P}_STORAGE},mask:${${P}_MASK}")
+    set(${P}_SPEC "op:${${P}_OP},storage:${${P}_STORAGE}")
+    if (NOT ${P}_KV_STORAGE STREQUAL ${P}_STORAGE)
+        string(APPEND ${P}_SPEC ",kv_storage:${${P}_KV_STORAGE}")
+    endif ()
+    string(APPEND ${P}_SPEC ",mask:${${P}_MASK}")
     if (NOT ${P}_SCORE STREQUAL "none")
         string(APPEND ${P}_SPEC ",score:${${P}_SCORE}")
     endif ()

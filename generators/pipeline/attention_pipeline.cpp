@@ -97,8 +97,8 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     shape.storage = variant.storage;
     // The stages compute in float32 from inputs widened where they are read (storage.h).
     const Halide::Func q = algorithm::widened(in.q, variant.storage, "q_widened");
-    const Halide::Func k = algorithm::widened(in.k, variant.storage, "k_widened");
-    const Halide::Func v = algorithm::widened(in.v, variant.storage, "v_widened");
+    const Halide::Func k = algorithm::widened(in.k, variant.kv_storage, "k_widened");
+    const Halide::Func v = algorithm::widened(in.v, variant.kv_storage, "v_widened");
     const algorithm::KeyMask mask =
         in.modifiers.key_mask(variant.mask, in.key_lengths, shape.nq, shape.nk);
     const algorithm::ScoreModifier modifier =

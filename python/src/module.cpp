@@ -46,6 +46,7 @@ py::dict kernel_dict(const attngen::Kernel &kernel) {
     d["variant"] = v.to_string();
     d["op"] = attngen::op_name(v.op);
     d["storage"] = attngen::dtype_name(v.storage);
+    d["kv_storage"] = attngen::dtype_name(v.kv_storage);
     d["mask"] = v.mask.to_string();
     d["score"] = v.score.to_string();
     d["probs"] = v.probs;

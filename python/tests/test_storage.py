@@ -49,5 +49,21 @@ def test_numpy_float16_arrays_give_float16():
 
 def test_inputs_of_different_types_are_refused():
     q, k, v = (torch.from_numpy(randn(1, 2, 5, 8, seed=s)) for s in (7, 8, 9))
-    with pytest.raises(ValueError, match=r"k has dtype float32 but q has bfloat16"):
-        attngen.attention(q.to(torch.bfloat16), k, v)
+    with pytest.raises(ValueError, match=r"v has dtype float32 but k has bfloat16"):
+        attngen.attention(q, k.to(torch.bfloat16), v)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_float32_queries_with_a_16_bit_cache(dtype):
+    # A decode step against a bfloat16 or float16 KV cache: the output is float32, as q, and
+    # computed in float32 from the cache's exact values.
+    if not any(k["storage"] == "float32" and k["kv_storage"] == str(dtype).split(".")[1]
+               for k in attngen.list_kernels()):
+        pytest.skip("this build compiles no kernel with a " + SPEC[dtype] + " KV cache")
+    q = torch.from_numpy(randn(2, 8, 1, 64, seed=10))
+    k, v = (torch.from_numpy(randn(2, 2, 300, 64, seed=s)).to(dtype) for s in (11, 12))
+    out, lse = attngen.attention(q, k, v, causal=True, return_lse=True)
+    assert out.dtype == torch.float32
+    ref_out, ref_lse, _ = reference(q, k, v, causal=True)
+    assert_close(out, ref_out)
+    assert_close(lse, ref_lse)

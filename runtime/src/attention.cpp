@@ -22,15 +22,19 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
     const NamedView k{"k", args.k, {"B", "H_kv", "Nk", "d_k"}};
     const NamedView v{"v", args.v, {"B", "H_kv", "Nk", "d_v"}};
     const NamedView out{"out", args.out, {"B", "H", "Nq", "d_v"}};
-    // One storage type for q, k, v and out (a variant's storage); the kernels widen 16-bit
-    // types to float32, and lse and probs are float32 whatever it is.
-    for (const NamedView *t : {&q, &k, &v, &out}) {
+    // q and out share a storage type (a variant's storage), and k and v one (its kv_storage,
+    // q's or a 16-bit KV cache's); the kernels widen 16-bit types to float32, and lse and probs
+    // are float32 whatever they are.
+    const std::pair<const NamedView *, const NamedView *> typed_like[] = {
+        {&q, &q}, {&k, &k}, {&v, &k}, {&out, &q}};
+    for (const auto &[t, like] : typed_like) {
         ATTNGEN_RETURN_IF_ERROR(
             detail::check_view(*t, {DType::kFloat32, DType::kBFloat16, DType::kFloat16}));
-        if (t->view.dtype != args.q.dtype) {
+        if (t->view.dtype != like->view.dtype) {
             return Status::InvalidArgument(
-                std::string(t->name) + " has dtype " + dtype_name(t->view.dtype) + " but q has " +
-                dtype_name(args.q.dtype) + "; q, k, v and out share one storage type");
+                std::string(t->name) + " has dtype " + dtype_name(t->view.dtype) + " but " +
+                like->name + " has " + dtype_name(like->view.dtype) +
+                (like == &q ? "; out has q's storage type" : "; k and v share one storage type"));
         }
     }
     const int64_t batch = args.q.shape[0], heads = args.q.shape[1], nq = args.q.shape[2],
@@ -128,6 +132,7 @@ Status run_attention(const AttentionArgs &args, const Kernel *given, CallInfo *i
     detail::KernelRequest request;
     request.op = Op::kAttention;
     request.storage = args.q.dtype;
+    request.kv_storage = args.k.dtype;
     request.mask = modifiers.mask();
     request.score = modifiers.score();
     request.probs = args.probs.has_value();

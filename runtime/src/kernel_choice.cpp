@@ -44,7 +44,11 @@ std::string missing_modifiers(const KernelRequest &r, const std::string &schedul
 
 std::string describe(const KernelRequest &r, const std::string &schedule) {
     std::string s = std::string(op_name(r.op)) + " kernel with schedule '" + schedule + "'";
-    if (r.storage != DType::kFloat32) s += " storing " + std::string(dtype_name(r.storage));
+    if (r.storage != DType::kFloat32 || r.kv_storage != r.storage) {
+        s += " storing " + std::string(dtype_name(r.storage));
+        if (r.kv_storage != r.storage)
+            s += " with k and v in " + std::string(dtype_name(r.kv_storage));
+    }
     if (r.mask != MaskSpec{}) s += ", mask " + r.mask.to_string();
     if (r.score.any()) s += ", score " + r.score.to_string();
     if (r.probs) s += ", with probabilities";
@@ -53,9 +57,10 @@ std::string describe(const KernelRequest &r, const std::string &schedule) {
 
 bool fits(const Variant &v, const KernelRequest &r) {
     // A user-written modifier changes what the kernel computes in a way no request describes.
-    return !v.user_modified() && v.op == r.op && v.storage == r.storage && v.mask.covers(r.mask) &&
-           v.score.covers(r.score) && v.probs == r.probs && matches(v.heads, r.heads) &&
-           matches(v.kv_heads, r.kv_heads) && matches(v.d_k, r.d_k) && matches(v.d_v, r.d_v) &&
+    return !v.user_modified() && v.op == r.op && v.storage == r.storage &&
+           v.kv_storage == r.kv_storage && v.mask.covers(r.mask) && v.score.covers(r.score) &&
+           v.probs == r.probs && matches(v.heads, r.heads) && matches(v.kv_heads, r.kv_heads) &&
+           matches(v.d_k, r.d_k) && matches(v.d_v, r.d_v) &&
            (v.max_queries == 0 || r.queries <= v.max_queries) &&
            (v.min_keys == 0 || r.keys >= v.min_keys);
 }
@@ -77,29 +82,28 @@ bool too_wide_for_gpu(const ScheduleInfo &s, const KernelRequest &r) {
 
 Status default_schedule(const KernelRequest &r, const std::vector<ScheduleInfo> &schedules,
                         const std::vector<Kernel> &kernels, std::string *schedule) {
-    // The schedule of highest priority with a kernel of the call's op whose modifiers cover the
-    // call's, among those with the call's outputs (probabilities or not) and storage type if
-    // there are any: a call
-    // for the probabilities with modifiers, which only the reference schedule compiles by
-    // default, goes there. Else among all, so that the error names the preferred schedule and
-    // what its kernels lack.
-    auto best_of = [&](bool same_outputs) {
+    // The schedule of highest priority with a kernel that fits the call (a call with a 16-bit
+    // KV cache and many queries, for which cpu_fused has only decode kernels, goes to the
+    // reference schedule). Else the one of highest priority with a kernel of the call's op
+    // whose modifiers cover the call's, so that the error names the preferred schedule and what
+    // its kernels lack.
+    auto best_of = [&](bool fitting) {
         const ScheduleInfo *best = nullptr;
         for (const ScheduleInfo &s : schedules) {
             if (s.cuda != r.cuda || (r.cuda && too_wide_for_gpu(s, r))) continue;
             if (best != nullptr && best->priority >= s.priority) continue;
             const bool compiled = std::any_of(kernels.begin(), kernels.end(), [&](const Kernel &k) {
-                return k.variant.schedule == s.name && k.variant.op == r.op &&
-                       k.variant.mask.covers(r.mask) && k.variant.score.covers(r.score) &&
-                       (!same_outputs ||
-                        (k.variant.probs == r.probs && k.variant.storage == r.storage));
+                if (k.variant.schedule != s.name) return false;
+                if (fitting) return fits(k.variant, r) && (!r.cuda || k.cuda());
+                return k.variant.op == r.op && k.variant.mask.covers(r.mask) &&
+                       k.variant.score.covers(r.score);
             });
             if (compiled) best = &s;
         }
         return best;
     };
-    const ScheduleInfo *best = best_of(/*same_outputs=*/true);
-    if (best == nullptr) best = best_of(/*same_outputs=*/false);
+    const ScheduleInfo *best = best_of(/*fitting=*/true);
+    if (best == nullptr) best = best_of(/*fitting=*/false);
     if (best != nullptr) {
         *schedule = best->name;
         return Status::Ok();
@@ -163,6 +167,10 @@ Status check_kernel_fits(const Kernel &k, const KernelRequest &r) {
     if (v.storage != r.storage) {
         return mismatch(std::string("it stores ") + dtype_name(v.storage) + " and the call has " +
                         dtype_name(r.storage));
+    }
+    if (v.kv_storage != r.kv_storage) {
+        return mismatch(std::string("it stores k and v in ") + dtype_name(v.kv_storage) +
+                        " and the call has " + dtype_name(r.kv_storage));
     }
     if (!v.mask.covers(r.mask)) {
         return mismatch("its mask is " + v.mask.to_string() + " and the call's is " +

@@ -17,7 +17,8 @@ namespace attngen::detail {
 // What a call needs from a kernel.
 struct KernelRequest {
     Op op = Op::kAttention;
-    DType storage = DType::kFloat32;
+    DType storage = DType::kFloat32;     // Of q and out.
+    DType kv_storage = DType::kFloat32;  // Of k and v.
     MaskSpec mask;
     ScoreSpec score;
     bool probs = false;
@@ -46,8 +47,10 @@ bool fits(const Variant &variant, const KernelRequest &request);
 bool better(const Variant &a, const Variant &b);
 
 // The schedule that an empty schedule name stands for: the one of highest priority among
-// `schedules` for the call's device (CUDA or CPU) that has a kernel of the call's op in `kernels`
-// and, on a GPU, takes the call's head dims. NotFound when there is none.
+// `schedules` for the call's device (CUDA or CPU) that has a kernel in `kernels` that fits the
+// call and, on a GPU, takes the call's head dims; if no schedule has one, the one of highest
+// priority with a kernel of the call's op and modifiers, so that the error names the preferred
+// schedule and what its kernels lack. NotFound when there is none.
 Status default_schedule(const KernelRequest &request, const std::vector<ScheduleInfo> &schedules,
                         const std::vector<Kernel> &kernels, std::string *schedule);
 

@@ -17,13 +17,6 @@ constexpr std::pair<Op, const char *> kOps[] = {
 constexpr std::pair<DType, const char *> kStorage[] = {
     {DType::kFloat32, "f32"}, {DType::kBFloat16, "bf16"}, {DType::kFloat16, "f16"}};
 
-const char *storage_name(DType dtype) {
-    for (const auto &[type, name] : kStorage) {
-        if (type == dtype) return name;
-    }
-    return "?";
-}
-
 Status bad(const std::string &spec, const std::string &what) {
     return Status::InvalidArgument("variant '" + spec + "': " + what);
 }
@@ -99,6 +92,30 @@ Status parse_kinds(const std::string &spec, const std::string &key, const std::s
 
 }  // namespace
 
+const char *storage_name(DType storage) {
+    for (const auto &[type, name] : kStorage) {
+        if (type == storage) return name;
+    }
+    return "?";
+}
+
+bool parse_storage_name(const std::string &name, DType *storage) {
+    for (const auto &[type, n] : kStorage) {
+        if (name == n) {
+            *storage = type;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string storage_names() {
+    std::string names;
+    for (const auto &[type, name] : kStorage)
+        names += (names.empty() ? "" : ", ") + std::string(name);
+    return names;
+}
+
 const char *op_name(Op op) {
     for (const auto &[o, name] : kOps) {
         if (o == op) return name;
@@ -157,8 +174,9 @@ Status parse_tuning(const std::string &text, std::map<std::string, int> *tuning)
 }
 
 std::string Variant::to_string() const {
-    std::string s = std::string("op:") + op_name(op) + ",storage:" + storage_name(storage) +
-                    ",mask:" + mask.to_string();
+    std::string s = std::string("op:") + op_name(op) + ",storage:" + storage_name(storage);
+    if (kv_storage != storage) s += std::string(",kv_storage:") + storage_name(kv_storage);
+    s += ",mask:" + mask.to_string();
     if (score.any()) s += ",score:" + score.to_string();
     if (!score_mod.empty()) s += ",score_mod:" + score_mod;
     if (!mask_mod.empty()) s += ",mask_mod:" + mask_mod;
@@ -225,15 +243,13 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
                 }
             }
             if (!has_op) return bad(spec, "unknown op '" + value + "'");
-        } else if (key == "storage") {
-            bool known = false;
-            for (const auto &[type, name] : kStorage) {
-                if (value == name) {
-                    v.storage = type;
-                    known = true;
-                }
+        } else if (key == "storage" || key == "kv_storage") {
+            DType type;
+            if (!parse_storage_name(value, &type)) {
+                return bad(spec,
+                           "unknown storage type '" + value + "' (known: " + storage_names() + ")");
             }
-            if (!known) return bad(spec, "unknown storage type '" + value + "' (known: f32, bf16, f16)");
+            (key == "storage" ? v.storage : v.kv_storage) = type;
         } else if (key == "mask") {
             Status parsed = parse_kinds(spec, key, value, kMaskKinds, &v.mask);
             if (!parsed.ok()) return parsed;
@@ -255,14 +271,20 @@ Status Variant::parse(const std::string &spec, Variant *variant) {
         } else if (key == "tuned_for") {
             v.tuned_for = value;
         } else {
-            return bad(spec, "unknown key '" + key +
-                                 "' (known: op, storage, mask, score, score_mod, mask_mod, probs, "
-                                 "heads, kv_heads, d_k, d_v, "
-                                 "max_queries, min_keys, keys_estimate, schedule, tuned_for, "
-                                 "tuning)");
+            return bad(
+                spec,
+                "unknown key '" + key +
+                    "' (known: op, storage, kv_storage, mask, score, score_mod, mask_mod, probs, "
+                    "heads, kv_heads, d_k, d_v, "
+                    "max_queries, min_keys, keys_estimate, schedule, tuned_for, "
+                    "tuning)");
         }
     }
     if (!has_op) return bad(spec, "it names no op");
+    if (seen.count("kv_storage") == 0) v.kv_storage = v.storage;
+    if (v.kv_storage != v.storage && v.op != Op::kAttention) {
+        return bad(spec, "kv_storage applies to op attention only");
+    }
     if (v.schedule.empty()) return bad(spec, "it names no schedule");
     if (v.probs && v.op != Op::kAttention) return bad(spec, "probs applies to op attention only");
     const bool composed = v.op == Op::kAttention || v.op == Op::kMha;

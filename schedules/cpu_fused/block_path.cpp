@@ -71,7 +71,7 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // and value of its head, and widened where the tiles read them (a broadcast key per query
     // vector in Q K^T), a bfloat16 key cost a scalar shift and a float16 one a dozen integer
     // operations per multiply-add pair.
-    if (ctx.variant.storage != DType::kFloat32) {
+    if (ctx.variant.kv_storage != DType::kFloat32) {
         for (Func stored : {f.k, f.v}) {
             const Var inner = stored.args()[0];
             stored.compute_at(out, v.h).vectorize(inner, vec, kGuard);

@@ -14,21 +14,27 @@ namespace attngen::cli {
 namespace {
 
 struct AttentionOptions {
-    std::string q, k, v, out, key_lengths, lse, probs, schedule, dtype;
+    std::string q, k, v, out, key_lengths, lse, probs, schedule, dtype, kv_dtype;
     bool causal = false;
     std::optional<float> scale;
     ModifierOptions modifiers;
 };
 
 void run_attention(const AttentionOptions &o) {
-    // The storage type of q, k, v and out: --dtype's, else q's file's (float32 or float16).
+    // The storage type of q and out: --dtype's, else q's file's (float32 or float16); that of k
+    // and v: --kv-dtype's, else q's.
     std::optional<DType> given;
-    if (!o.dtype.empty()) given = storage_by_name(o.dtype);
+    if (!o.dtype.empty()) given = storage_by_name(o.dtype, "--dtype");
     npy::Array q = load_stored(o.q, 4, "Q [B, H, Nq, d_k]", given, "--dtype " + o.dtype);
     const DType storage = q.dtype;
-    const std::string why = given ? "--dtype " + o.dtype : "the dtype of Q";
-    npy::Array k = load_stored(o.k, 4, "K [B, H_kv, Nk, d_k]", storage, why);
-    npy::Array v = load_stored(o.v, 4, "V [B, H_kv, Nk, d_v]", storage, why);
+    DType kv_storage = storage;
+    std::string why = given ? "--dtype " + o.dtype : "the dtype of Q";
+    if (!o.kv_dtype.empty()) {
+        kv_storage = storage_by_name(o.kv_dtype, "--kv-dtype");
+        why = "--kv-dtype " + o.kv_dtype;
+    }
+    npy::Array k = load_stored(o.k, 4, "K [B, H_kv, Nk, d_k]", kv_storage, why);
+    npy::Array v = load_stored(o.v, 4, "V [B, H_kv, Nk, d_v]", kv_storage, why);
     std::optional<npy::Array> lengths;
     if (!o.key_lengths.empty()) lengths = load_lengths(o.key_lengths);
     LoadedModifiers modifiers(o.modifiers);
@@ -95,13 +101,16 @@ void add_attention_command(CLI::App &app) {
         "attention", "Scaled dot-product attention: O = softmax(Q K^T * scale + mask) V");
     cmd->add_option("--q", o->q, "Queries [B, H, Nq, d_k] (float32, float16, or see --dtype)")
         ->required();
-    cmd->add_option("--k", o->k, "Keys [B, H_kv, Nk, d_k], of Q's dtype")->required();
-    cmd->add_option("--v", o->v, "Values [B, H_kv, Nk, d_v], of Q's dtype")->required();
+    cmd->add_option("--k", o->k, "Keys [B, H_kv, Nk, d_k], of Q's dtype or --kv-dtype")->required();
+    cmd->add_option("--v", o->v, "Values [B, H_kv, Nk, d_v], of K's dtype")->required();
     cmd->add_option("--out", o->out, "Output file [B, H, Nq, d_v], of Q's dtype")->required();
     cmd->add_option("--dtype", o->dtype,
-                    "Storage type of Q, K, V and the output: f32, f16, or bf16 (uint16 .npy files "
-                    "holding bfloat16 bit patterns); default: Q's file's, float32 or float16")
-        ->check(CLI::IsMember(storage_names()));
+                    "Storage type of Q and the output, and of K and V unless --kv-dtype: f32, f16, "
+                    "or bf16 (uint16 .npy files holding bfloat16 bit patterns); default: Q's "
+                    "file's, float32 or float16");
+    cmd->add_option("--kv-dtype", o->kv_dtype,
+                    "Storage type of K and V when it differs from Q's (a 16-bit KV cache with "
+                    "float32 queries): f32, f16 or bf16; default: Q's");
     cmd->add_flag("--causal", o->causal, "Causal mask aligned bottom-right (j <= i + Nk - Nq)");
     cmd->add_option("--scale", o->scale, "Score scale (default 1/sqrt(d_k))");
     cmd->add_option("--key-lengths", o->key_lengths,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attngen/tensor.h"
+#include "attngen/variant.h"
 #include "cli_error.h"
 
 namespace attngen::cli {
@@ -50,9 +51,6 @@ npy::Array load_f32(const std::string &path, int rank, const char *role) {
 
 namespace {
 
-constexpr std::pair<const char *, DType> kStorages[] = {
-    {"f32", DType::kFloat32}, {"bf16", DType::kBFloat16}, {"f16", DType::kFloat16}};
-
 // What a file of storage type `storage` holds, as numpy names it.
 std::string file_type_of(DType storage) {
     return storage == DType::kBFloat16 ? "uint16 (bfloat16 bit patterns)" : dtype_name(storage);
@@ -60,20 +58,13 @@ std::string file_type_of(DType storage) {
 
 }  // namespace
 
-const std::vector<std::string> &storage_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> list;
-        for (const auto &[name, type] : kStorages) list.push_back(name);
-        return list;
-    }();
-    return names;
-}
-
-DType storage_by_name(const std::string &name) {
-    for (const auto &[n, type] : kStorages) {
-        if (name == n) return type;
+DType storage_by_name(const std::string &name, const char *option) {
+    DType storage;
+    if (!parse_storage_name(name, &storage)) {
+        throw Error(kExitBadInput, std::string("unknown ") + option + " '" + name +
+                                       "' (known: " + storage_names() + ")");
     }
-    throw Error(kExitBadInput, "unknown --dtype '" + name + "'");
+    return storage;
 }
 
 npy::Array load_stored(const std::string &path, int rank, const char *role,

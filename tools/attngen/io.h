@@ -14,9 +14,9 @@ namespace attngen::cli {
 // Loads a float32 array of the given rank; throws a bad-input Error naming the file otherwise.
 npy::Array load_f32(const std::string &path, int rank, const char *role);
 
-// The storage types of --dtype by name ("f32", "bf16", "f16", as in variant specs).
-const std::vector<std::string> &storage_names();
-DType storage_by_name(const std::string &name);  // A bad-input Error for another name.
+// The storage type named by an option's value ("f32", "bf16", "f16", as in variant specs); a
+// bad-input Error that names the option and the known names for another value.
+DType storage_by_name(const std::string &name, const char *option);
 
 // Loads q, k or v of the given rank in storage type `storage`: float32 ('<f4'), float16 ('<f2'),
 // or bfloat16 as uint16 bit patterns ('<u2'). Without a storage type (--dtype left out) the file

@@ -17,17 +17,18 @@ std::string fixed(int value) {
 }
 
 void print_kernels(const std::vector<Kernel> &kernels) {
-    std::printf("%-48s %-9s %-8s %-7s %-7s %-10s %-5s %-4s %-4s %-4s %-4s %-5s %-7s %s\n", "kernel",
-                "op", "storage", "mask", "score", "schedule", "probs", "H", "H_kv", "d_k", "d_v",
-                "Nq", "Nk", "tuning");
+    // storage is q's and out's element type, kv that of k and v.
+    std::printf("%-48s %-9s %-8s %-8s %-7s %-7s %-10s %-5s %-4s %-4s %-4s %-4s %-5s %-7s %s\n",
+                "kernel", "op", "storage", "kv", "mask", "score", "schedule", "probs", "H", "H_kv",
+                "d_k", "d_v", "Nq", "Nk", "tuning");
     for (const Kernel &k : kernels) {
         const Variant &v = k.variant;
         const std::string nq = v.max_queries == 0 ? "any" : "<=" + std::to_string(v.max_queries);
         const std::string nk = v.min_keys == 0 ? "any" : ">=" + std::to_string(v.min_keys);
         std::string tuning = format_tuning(v.tuning);
         if (tuning.empty()) tuning = "-";
-        std::printf("%-48s %-9s %-8s %-7s %-7s %-10s %-5s %-4s %-4s %-4s %-4s %-5s %-7s %s\n",
-                    k.name.c_str(), op_name(v.op), dtype_name(v.storage),
+        std::printf("%-48s %-9s %-8s %-8s %-7s %-7s %-10s %-5s %-4s %-4s %-4s %-4s %-5s %-7s %s\n",
+                    k.name.c_str(), op_name(v.op), dtype_name(v.storage), dtype_name(v.kv_storage),
                     v.mask.to_string().c_str(), v.score.to_string().c_str(), v.schedule.c_str(),
                     v.probs ? "yes" : "no", fixed(v.heads).c_str(), fixed(v.kv_heads).c_str(),
                     fixed(v.d_k).c_str(), fixed(v.d_v).c_str(), nq.c_str(), nk.c_str(),

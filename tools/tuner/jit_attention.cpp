@@ -74,10 +74,11 @@ JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
         throw std::runtime_error("unknown schedule '" + kernel.schedule + "'");
     }
     // The tuner's inputs are float32 buffers; the buckets of 16-bit kernels are not tuned yet.
-    if (kernel.storage != DType::kFloat32) {
-        throw std::runtime_error(std::string("the tuner measures float32 kernels only; this one "
-                                             "stores ") +
-                                 dtype_name(kernel.storage));
+    if (kernel.low_precision()) {
+        throw std::runtime_error(
+            std::string("the tuner measures float32 kernels only; this one "
+                        "stores ") +
+            dtype_name(kernel.storage != DType::kFloat32 ? kernel.storage : kernel.kv_storage));
     }
     pipeline::ModifierInputs modifiers;
     if (kernel.mask.window) {

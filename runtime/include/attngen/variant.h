@@ -27,6 +27,13 @@ enum class Op { kAttention, kMha, kProjection, kScores, kSoftmax, kWeightedSum }
 // "attention", "mha", "projection", "scores", "softmax", "weighted_sum".
 const char *op_name(Op op);
 
+// The storage types' short names in specs and on the command line: "f32", "bf16", "f16".
+const char *storage_name(DType storage);
+// The storage type of a short name; false for a name that is none.
+bool parse_storage_name(const std::string &name, DType *storage);
+// The short names, in the order above, joined by ", " (for messages).
+std::string storage_names();
+
 // Which keys a query may see besides the keys within each batch element's key_lengths, which
 // every kernel honours (docs/design.md section 1 has the exact rules). Each kind is a field here;
 // generators/algorithm/mask.cpp turns the spec into the range of keys of each query and a per-key
@@ -80,8 +87,11 @@ struct ScoreSpec {
 
 struct Variant {
     Op op = Op::kAttention;
-    // The element type of q, k, v and out (of x, memory, the weights and y for mha).
+    // The element type of q and out (of x, memory, the weights and y for mha).
     DType storage = DType::kFloat32;
+    // The element type of k and v: storage's unless the spec names another (kv_storage:bf16 with
+    // storage:f32 is a decode kernel for a bfloat16 KV cache, which CPU inference engines keep).
+    DType kv_storage = DType::kFloat32;
     MaskSpec mask;
     ScoreSpec score;
     // User-written modifiers (docs/modifiers.md): the names under which a downstream project's
@@ -115,8 +125,14 @@ struct Variant {
     // Whether it has a user-written modifier.
     bool user_modified() const { return !score_mod.empty() || !mask_mod.empty(); }
 
+    // Whether q, k, v and out are not all float32.
+    bool low_precision() const {
+        return storage != DType::kFloat32 || kv_storage != DType::kFloat32;
+    }
+
     // The spec, with every item that differs from the defaults (op, storage, mask and schedule
-    // always, score where it is not none), in the order of the fields above.
+    // always, score where it is not none, kv_storage where it is not storage), in the order of
+    // the fields above.
     std::string to_string() const;
     // Parses a spec; on failure an InvalidArgument status that names the item.
     static Status parse(const std::string &spec, Variant *variant);
