@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attngen/kernels.h"
@@ -151,6 +152,30 @@ TEST(DispatchRules, ACallForProbabilitiesGoesToASchedulesThatCompiledThem) {
     ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
     EXPECT_EQ(schedule, "slow");
     kernels[0].variant.probs = false;
+    ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+    EXPECT_EQ(schedule, "fast");
+}
+
+// A call goes to the schedule of highest priority with a kernel that fits it: with a bfloat16
+// KV cache, cpu_fused compiles decode kernels only, and a call of more queries goes to the
+// schedule with a kernel for any number.
+TEST(DispatchRules, ACallGoesToTheFirstScheduleWithAKernelThatFitsIt) {
+    const std::vector<ScheduleInfo> schedules = {Info("slow", 10), Info("fast", 40)};
+    std::vector<Kernel> kernels = {Compiled("slow"), Compiled("fast"), Compiled("slow"),
+                                   Compiled("fast")};
+    for (Kernel *k : {&kernels[2], &kernels[3]}) k->variant.kv_storage = DType::kBFloat16;
+    kernels[3].variant.max_queries = 8;
+    KernelRequest request;
+    request.kv_storage = DType::kBFloat16;
+    std::string schedule;
+    for (const auto &[queries, expected] : {std::pair{1, "fast"}, {8, "fast"}, {9, "slow"}}) {
+        request.queries = queries;
+        ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
+        EXPECT_EQ(schedule, expected) << queries << " queries";
+    }
+    // With no kernel that fits (float16 keys and values), the preferred schedule, whose kernels
+    // then say what they lack.
+    request.kv_storage = DType::kFloat16;
     ASSERT_TRUE(default_schedule(request, schedules, kernels, &schedule).ok());
     EXPECT_EQ(schedule, "fast");
 }
