@@ -88,8 +88,9 @@ PYBIND11_MODULE(_attngen, m) {
           "attention(q, k, v, *, causal=False, scale=None, key_lengths=None, return_lse=False, "
           "return_probs=False, schedule=None, out=None)\n\n"
           "softmax(q k^T * scale + mask) v for q [B, H, Nq, d_k], k [B, H_kv, Nk, d_k], v [B, "
-          "H_kv, Nk, d_v] (float32 NumPy arrays or CPU torch tensors, used in place) -> out [B, "
-          "H, Nq, d_v] of q's library; see docs/python.md.");
+          "H_kv, Nk, d_v] (NumPy arrays or CPU torch tensors, used in place; float32, float16 or "
+          "bfloat16, k and v of one type) -> out [B, H, Nq, d_v] of q's library and type; see "
+          "docs/python.md.");
     m.def("_time_attention_calls", &time_attention_calls, py::arg("q"), py::arg("k"), py::arg("v"),
           py::arg("calls"),
           "Seconds per call of the C++ call alone, over `calls` calls (for the benchmark).");

@@ -49,20 +49,15 @@ void run_attention(const AttentionOptions &o) {
         for (int64_t e : s) n *= e > 0 ? e : 0;
         return n;
     };
-    std::vector<float> out, lse, probs;
-    std::vector<uint16_t> out16;
+    // The output in Q's storage type; lse and probs are float32 whatever it is.
+    StoredOutput out(storage, out_shape);
+    std::vector<float> lse, probs;
 
     AttentionArgs args;
     args.q = q.view();
     args.k = k.view();
     args.v = v.view();
-    if (storage == DType::kFloat32) {
-        out.resize(count(out_shape));
-        args.out = TensorView::f32(out.data(), {batch, heads, nq, d_v});
-    } else {
-        out16.resize(count(out_shape));
-        args.out = TensorView::contiguous(out16.data(), storage, {batch, heads, nq, d_v});
-    }
+    args.out = out.view();
     if (lengths) args.key_lengths = lengths->view();
     if (!o.lse.empty()) {
         lse.resize(count(lse_shape));
@@ -80,11 +75,7 @@ void run_attention(const AttentionOptions &o) {
     check(attention(args, &info));
 
     Outputs outputs;
-    if (storage == DType::kFloat32) {
-        outputs.add(o.out, out_shape, out);
-    } else {
-        outputs.add(o.out, out_shape, storage, out16);
-    }
+    outputs.add(o.out, out);
     if (!o.lse.empty()) outputs.add(o.lse, lse_shape, lse);
     if (!o.probs.empty()) outputs.add(o.probs, probs_shape, probs);
     outputs.commit();
