@@ -191,6 +191,24 @@ TEST(Npy, Reads16BitFilesAndWritesThemBack) {
     }
 }
 
+// An output array of zeros in each float storage type writes in that type's convention and reads
+// back as it was written.
+TEST(Npy, ZerosOfEachFloatTypeWriteAndReadBack) {
+    for (const DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+        npy::Array out = npy::Array::zeros(dtype, {2, 1, 3});
+        EXPECT_EQ(out.view().dtype, dtype);
+        EXPECT_EQ(out.view().strides[0], 3);
+        const std::string bytes = npy::serialize_float_array(out);
+        npy::Array a;
+        std::string error;
+        ASSERT_TRUE(Parse(bytes, &a, &error)) << error;
+        EXPECT_EQ(a.dtype, dtype);
+        EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 1, 3}));
+        EXPECT_EQ(a.f32, std::vector<float>(dtype == DType::kFloat32 ? 6 : 0, 0.0f));
+        EXPECT_EQ(a.u16, std::vector<uint16_t>(dtype == DType::kFloat32 ? 0 : 6, 0));
+    }
+}
+
 TEST(Npy, PendingFileIsInvisibleUntilCommitted) {
     const std::string path = ::testing::TempDir() + "/attngen_pending.npy";
     std::remove(path.c_str());

@@ -50,7 +50,7 @@ void run_attention(const AttentionOptions &o) {
         return n;
     };
     // The output in Q's storage type; lse and probs are float32 whatever it is.
-    StoredOutput out(storage, out_shape);
+    npy::Array out = npy::Array::zeros(storage, out_shape);
     std::vector<float> lse, probs;
 
     AttentionArgs args;

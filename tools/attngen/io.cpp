@@ -119,42 +119,13 @@ void Outputs::add(const std::string &path, const std::vector<int64_t> &shape,
     files_.push_back(std::move(file));
 }
 
-void Outputs::add(const std::string &path, const StoredOutput &output) {
+void Outputs::add(const std::string &path, const npy::Array &array) {
     npy::PendingFile file;
     std::string error;
-    if (!file.write(path, output.serialize(), &error)) throw Error(kExitFailure, error);
+    if (!file.write(path, npy::serialize_float_array(array), &error)) {
+        throw Error(kExitFailure, error);
+    }
     files_.push_back(std::move(file));
-}
-
-StoredOutput::StoredOutput(DType dtype, std::vector<int64_t> shape)
-    : dtype_(dtype), shape_(std::move(shape)) {
-    int64_t count = 1;
-    for (int64_t e : shape_) count *= e > 0 ? e : 0;
-    if (dtype_ == DType::kFloat32) {
-        f32_.resize(count);
-    } else {
-        bits_.resize(count);
-    }
-}
-
-TensorView StoredOutput::view() {
-    TensorView v;
-    v.data = dtype_ == DType::kFloat32 ? static_cast<void *>(f32_.data()) : bits_.data();
-    v.dtype = dtype_;
-    v.rank = static_cast<int>(shape_.size());
-    // Contiguous, C order.
-    int64_t stride = 1;
-    for (int d = v.rank - 1; d >= 0; d--) {
-        v.shape[d] = shape_[d];
-        v.strides[d] = stride;
-        stride *= shape_[d];
-    }
-    return v;
-}
-
-std::string StoredOutput::serialize() const {
-    return dtype_ == DType::kFloat32 ? npy::serialize_f32(shape_, f32_.data())
-                                     : npy::serialize_16(shape_, dtype_, bits_.data());
 }
 
 void Outputs::commit() {

@@ -34,27 +34,12 @@ npy::Array load_lengths(const std::string &path);
 
 // Output files that are written to temporary names and renamed into place together, only after
 // every one of them has been written.
-// An output array of a storage type, zero-filled: float32 values, or the 16-bit patterns of
-// float16 or bfloat16 values. view() is what a kernel writes into.
-class StoredOutput {
-  public:
-    StoredOutput(DType dtype, std::vector<int64_t> shape);
-    TensorView view();
-    // The .npy bytes: '<f4', '<f2', or '<u2' bit patterns for bfloat16.
-    std::string serialize() const;
-
-  private:
-    DType dtype_;
-    std::vector<int64_t> shape_;
-    std::vector<float> f32_;
-    std::vector<uint16_t> bits_;
-};
-
 class Outputs {
   public:
     void add(const std::string &path, const std::vector<int64_t> &shape,
              const std::vector<float> &data);
-    void add(const std::string &path, const StoredOutput &output);
+    // A float array of any storage type (npy::serialize_float_array).
+    void add(const std::string &path, const npy::Array &array);
     void commit();
 
   private:

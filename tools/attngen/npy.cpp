@@ -156,6 +156,19 @@ uint32_t read_le(const std::string &bytes, std::size_t at, int size) {
 
 }  // namespace
 
+Array Array::zeros(DType dtype, std::vector<int64_t> shape) {
+    Array a;
+    a.dtype = dtype;
+    a.shape = std::move(shape);
+    const int64_t count = a.num_elements();
+    if (dtype == DType::kFloat32) {
+        a.f32.resize(count);
+    } else {
+        a.u16.resize(count);
+    }
+    return a;
+}
+
 int64_t Array::num_elements() const {
     int64_t n = 1;
     for (int64_t e : shape) n *= e;
@@ -331,6 +344,12 @@ std::string serialize_f32(const std::vector<int64_t> &shape, const float *data) 
 
 std::string serialize_16(const std::vector<int64_t> &shape, DType dtype, const uint16_t *data) {
     return serialize(shape, dtype == DType::kFloat16 ? "<f2" : "<u2", data, sizeof(uint16_t));
+}
+
+std::string serialize_float_array(const Array &array) {
+    return array.dtype == DType::kFloat32
+               ? serialize_f32(array.shape, array.f32.data())
+               : serialize_16(array.shape, array.dtype, array.u16.data());
 }
 
 PendingFile::PendingFile(PendingFile &&other) noexcept

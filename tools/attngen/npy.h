@@ -24,6 +24,10 @@ struct Array {
     std::vector<int64_t> i64;
     std::vector<uint16_t> u16;
 
+    // An array of zeros of a float type (float32, float16, or bfloat16 held as its bits), e.g.
+    // an output for a kernel to write into.
+    static Array zeros(DType dtype, std::vector<int64_t> shape);
+
     int64_t num_elements() const;
     // A view of the elements; rank above attngen::kMaxRank is reported by the runtime.
     TensorView view();
@@ -40,6 +44,8 @@ bool parse(const std::string &name, const std::string &bytes, Array *out, std::s
 std::string serialize_f32(const std::vector<int64_t> &shape, const float *data);
 // The same for 16-bit data: float16 ('<f2'), or bfloat16 as uint16 bit patterns ('<u2').
 std::string serialize_16(const std::vector<int64_t> &shape, DType dtype, const uint16_t *data);
+// The bytes of a float array (float32, float16, or bfloat16 as its bit patterns) by its dtype.
+std::string serialize_float_array(const Array &array);
 
 // A file written to a temporary name in the destination's directory and renamed into place by
 // commit(), so that the destination holds either its old content or the whole new file. An
