@@ -53,9 +53,6 @@ struct AttentionCase {
     // storage is float32 (such a kernel computes in float32 from exactly widened keys and values).
     std::optional<DType> kv_storage;
     DType kv_type() const { return kv_storage.value_or(storage); }
-    bool low_precision() const {
-        return storage != DType::kFloat32 || kv_type() != DType::kFloat32;
-    }
     std::vector<float> q, k, v;
 
     std::vector<double> out, lse, probs;       // fp64 reference.
