@@ -49,6 +49,8 @@ constexpr std::pair<const char *, halide_target_feature_t> kIsaFeatures[] = {
     {"f16c", halide_target_feature_f16c},
     {"avx512", halide_target_feature_avx512},
     {"avx512_skylake", halide_target_feature_avx512_skylake},
+    {"avx512_cannonlake", halide_target_feature_avx512_cannonlake},
+    {"avx512_sapphirerapids", halide_target_feature_avx512_sapphirerapids},
     {"arm_dot_prod", halide_target_feature_arm_dot_prod},
     {"arm_fp16", halide_target_feature_arm_fp16},
 };
@@ -79,9 +81,21 @@ std::string Limit() {
     return env == nullptr ? "" : env;
 }
 
+// ATTNGEN_BF16_DOT: where the entries for AVX512-BF16 run (runtime/src/cpu_targets.cpp).
+std::string Bf16Dot() {
+    const char *env = std::getenv("ATTNGEN_BF16_DOT");
+    return env == nullptr ? "" : env;
+}
+
+bool Bf16DotIsValid() {
+    const std::string b = Bf16Dot();
+    return b.empty() || b == "auto" || b == "on" || b == "off";
+}
+
 bool LimitIsValid() {
     const std::string l = Limit();
-    return l.empty() || l == "avx512" || l == "avx2" || l == "sse41" || l == "armv8";
+    return Bf16DotIsValid() &&
+           (l.empty() || l == "avx512" || l == "avx2" || l == "sse41" || l == "armv8");
 }
 
 // Whether this CPU has every feature a target string names, checked independently of Halide:
@@ -102,6 +116,12 @@ bool CpuSupportsTarget(const std::string &target) {
                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512dq");
         }
+        if (part == "avx512_cannonlake") {
+            ok = __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512vbmi");
+        }
+        if (part == "avx512_sapphirerapids") {
+            ok = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vnni");
+        }
 #elif defined(__aarch64__)
         const unsigned long hwcap = getauxval(AT_HWCAP);
         if (part == "arm_dot_prod") ok = hwcap & HWCAP_ASIMDDP;
@@ -113,13 +133,34 @@ bool CpuSupportsTarget(const std::string &target) {
 }
 
 bool AllowedByLimit(const std::string &target) {
+    if (target.find("avx512_sapphirerapids") != std::string::npos) {
+        // By default on AMD's cores only, where vdpbf16ps outruns the float32 FMAs.
+        const std::string dot = Bf16Dot();
+        if (dot == "off") return false;
+#if defined(__x86_64__)
+        if (dot != "on" && !__builtin_cpu_is("amd")) return false;
+#endif
+    }
     const std::string limit = Limit();
+    if (limit == "avx512") return target.find("avx512_sapphirerapids") == std::string::npos;
     if (limit == "avx2") return target.find("avx512") == std::string::npos;
     if (limit == "sse41") {
         return target.find("avx") == std::string::npos && target.find("fma") == std::string::npos;
     }
     if (limit == "armv8") return target.find("arm_") == std::string::npos;
     return true;
+}
+
+// The first target of a kernel's list that this CPU supports and the limit allows.
+std::string ExpectedTarget(const std::string &targets) {
+    std::stringstream list(targets);
+    std::string target;
+    while (std::getline(list, target, ',')) {
+        if (target == "host" || (CpuSupportsTarget(target) && AllowedByLimit(target))) {
+            return target;
+        }
+    }
+    return "";
 }
 
 TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
@@ -146,19 +187,13 @@ TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
 
     // The runtime's answer is the first target of the list that this CPU supports (checked
     // here with GCC's own CPU detection) and the limit allows.
-    std::stringstream list(kernel.targets);
-    std::string target, expected;
-    while (std::getline(list, target, ',') && expected.empty()) {
-        if (target == "host" || (CpuSupportsTarget(target) && AllowedByLimit(target))) {
-            expected = target;
-        }
-    }
-    EXPECT_EQ(selected, expected) << "compiled for " << kernel.targets;
+    EXPECT_EQ(selected, ExpectedTarget(kernel.targets)) << "compiled for " << kernel.targets;
 
     // And the wrappers made the same choice. A wrapper asks about every target but the last,
     // the fallback, and runs the first one in list order whose features were accepted.
     if (kernel.targets.find(',') == std::string::npos) return;  // One target: no queries.
     std::vector<std::string> targets;
+    std::string target;
     std::stringstream all(kernel.targets);
     while (std::getline(all, target, ',')) targets.push_back(target);
     std::lock_guard<std::mutex> lock(queries_mutex);
@@ -174,17 +209,66 @@ TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
     EXPECT_EQ(targets[chosen], selected);
 }
 
-TEST(Dispatch, AnUnknownIsaLimitIsAnError) {
-    if (LimitIsValid()) {
-        GTEST_SKIP() << "runs only under an invalid ATTNGEN_MAX_CPU_ISA (see CMakeLists.txt)";
-    }
+// A float32 call of two queries, through the dispatch.
+Status TinyCall() {
     std::vector<float> q(8, 0.5f), out(8);
     AttentionArgs args;
     args.q = args.k = args.v = TensorView::f32(q.data(), {1, 1, 2, 4});
     args.out = TensorView::f32(out.data(), {1, 1, 2, 4});
-    Status s = attention(args);
+    return attention(args);
+}
+
+TEST(Dispatch, AnUnknownIsaLimitIsAnError) {
+    if (LimitIsValid() || !Bf16DotIsValid()) {
+        GTEST_SKIP() << "runs only under an invalid ATTNGEN_MAX_CPU_ISA (see CMakeLists.txt)";
+    }
+    const Status s = TinyCall();
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find("ATTNGEN_MAX_CPU_ISA"), std::string::npos) << s.message();
+}
+
+TEST(Dispatch, AnUnknownBf16DotSettingIsAnError) {
+    if (Bf16DotIsValid()) {
+        GTEST_SKIP() << "runs only under an invalid ATTNGEN_BF16_DOT (see CMakeLists.txt)";
+    }
+    const Status s = TinyCall();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("ATTNGEN_BF16_DOT"), std::string::npos) << s.message();
+}
+
+// The bfloat16 kernels of the block path also have an entry for AVX512-BF16 (vdpbf16ps): a CPU
+// runs it only if it has those instructions, the limit allows them (not under avx512) and
+// ATTNGEN_BF16_DOT does (by default on AMD's cores only).
+TEST(Dispatch, KernelsRunTheirBfloat16EntryOnlyWhereTheCpuHasAvx512Bf16) {
+    if (!LimitIsValid()) GTEST_SKIP() << "ATTNGEN_MAX_CPU_ISA is invalid";
+    const std::vector<Kernel> kernels = list_kernels();
+    const auto kernel = std::find_if(kernels.begin(), kernels.end(), [](const Kernel &k) {
+        return k.targets.find("avx512_sapphirerapids") != std::string::npos;
+    });
+    if (kernel == kernels.end()) GTEST_SKIP() << "no kernel of this build has such an entry";
+    std::vector<uint16_t> q(2 * 3 * 4, 0x3f00), out(2 * 3 * 4);  // bfloat16 0.5.
+    AttentionArgs args;
+    args.q = args.k = args.v = TensorView::contiguous(q.data(), DType::kBFloat16, {1, 2, 3, 4});
+    args.out = TensorView::contiguous(out.data(), DType::kBFloat16, {1, 2, 3, 4});
+    {
+        std::lock_guard<std::mutex> lock(queries_mutex);
+        queries.clear();
+    }
+    runtime_check = halide_set_custom_can_use_target_features(&Recorder);
+    const Status s = attention(args, *kernel);
+    halide_set_custom_can_use_target_features(runtime_check);
+    ASSERT_TRUE(s.ok()) << kernel->name << ": " << s.to_string();
+    EXPECT_EQ(out[0], 0x3f00) << kernel->name;
+    const std::string expected = ExpectedTarget(kernel->targets);
+    EXPECT_EQ(kernel->selected_target, expected)
+        << kernel->name << " compiled for " << kernel->targets;
+
+    // The wrapper asked about its AVX512-BF16 entry first, and was answered as expected.
+    const std::string bf16_target = kernel->targets.substr(0, kernel->targets.find(','));
+    std::lock_guard<std::mutex> lock(queries_mutex);
+    ASSERT_FALSE(queries.empty()) << "the multitarget wrapper asked nothing";
+    EXPECT_EQ(IsaBits(queries.front().features), IsaBits(bf16_target));
+    EXPECT_EQ(queries.front().accepted, expected == bf16_target);
 }
 
 }  // namespace
