@@ -134,7 +134,8 @@ TEST_P(StorageTest, MatchesReferenceAtSizesAroundTheTiles) {
     uint32_t seed = 1;
     for (const auto &[nq, nk] : sizes) {
         for (const bool causal : {false, true}) {
-            for (const int64_t d : {24, 64}) {
+            // An odd d_k: the paired form of bfloat16 products adds its last feature alone.
+            for (const int64_t d : {23, 64}) {
                 SCOPED_TRACE("Nq " + std::to_string(nq) + " Nk " + std::to_string(nk) + " d " +
                              std::to_string(d) + (causal ? " causal" : ""));
                 AttentionCase c = Make(2, 4, 2, nq, nk, d, d == 64 ? 64 : 20);

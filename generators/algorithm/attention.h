@@ -43,9 +43,12 @@ struct AttentionFuncs {
 Halide::Func for_query_heads(const Halide::Func &kv, const AttentionShape &shape,
                              const std::string &name);
 
-// modifier: the score modifier of the variant (score_modifiers.h), empty for none.
+// modifier: the score modifier of the variant (score_modifiers.h), empty for none. bfloat16: q
+// and k (indexed by key/value head) as bfloat16 values, for the paired form of the dot products
+// (scores.h), or null.
 AttentionFuncs define_attention(const Halide::Func &q, const Halide::Func &k, const Halide::Func &v,
                                 const KeyMask &mask, const AttentionShape &shape,
-                                const Halide::Expr &scale, const ScoreModifier &modifier = {});
+                                const Halide::Expr &scale, const ScoreModifier &modifier = {},
+                                const BFloat16Operands *bfloat16 = nullptr);
 
 }  // namespace attngen::algorithm

@@ -101,4 +101,11 @@ Halide::Func widened(const Halide::Func &stored, DType storage, const std::strin
     return f;
 }
 
+Halide::Func as_bfloat16(const Halide::Func &stored, const std::string &name) {
+    Halide::Func f(name);
+    const std::vector<Halide::Var> args = stored.args();
+    f(args) = Halide::reinterpret(Halide::BFloat(16), stored(args));
+    return f;
+}
+
 }  // namespace attngen::algorithm

@@ -31,4 +31,8 @@ Halide::Expr narrow(const Halide::Expr &value, DType storage);
 // float32 kernel's pipeline is the one it always was.
 Halide::Func widened(const Halide::Func &stored, DType storage, const std::string &name);
 
+// stored(args) as Halide's BFloat(16) values, from a buffer that holds bfloat16 as its bits
+// (uint16): the type whose products Halide compiles to bfloat16 dot-product instructions.
+Halide::Func as_bfloat16(const Halide::Func &stored, const std::string &name);
+
 }  // namespace attngen::algorithm

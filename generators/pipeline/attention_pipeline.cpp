@@ -1,5 +1,7 @@
 #include "attention_pipeline.h"
 
+#include <optional>
+
 #include "algorithm/mask.h"
 #include "user_modifiers_adapter.h"
 
@@ -113,7 +115,14 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
         online_funcs_ =
             algorithm::define_online_attention(q, k, v, mask, shape, in.scale, layout, modifier);
     } else {
-        composed_ = algorithm::define_attention(q, k, v, mask, shape, in.scale, modifier);
+        std::optional<algorithm::BFloat16Operands> bfloat16;
+        if (variant.storage == DType::kBFloat16 && variant.kv_storage == DType::kBFloat16 &&
+            schedule_ != nullptr && schedule_->pairs_bfloat16_products(ctx_)) {
+            bfloat16 = algorithm::BFloat16Operands{algorithm::as_bfloat16(in.q, "q_bf16"),
+                                                   algorithm::as_bfloat16(in.k, "k_bf16")};
+        }
+        composed_ = algorithm::define_attention(q, k, v, mask, shape, in.scale, modifier,
+                                                bfloat16 ? &*bfloat16 : nullptr);
     }
 }
 

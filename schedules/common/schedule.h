@@ -147,6 +147,14 @@ class Schedule {
         return {};
     }
 
+    // Whether the composed attention takes the paired form of its dot products
+    // (algorithm/scores.h: bfloat16 products two at a time, which this context's target runs as
+    // one instruction); asked only of contexts whose q and k are bfloat16.
+    virtual bool pairs_bfloat16_products(const Context &ctx) const {
+        (void)ctx;
+        return false;
+    }
+
     // The parameters of the composed attention that the autotuner may vary for this context
     // (its target and variant); empty for a schedule without parameters.
     virtual SearchSpace attention_search_space(const Context &ctx) const {

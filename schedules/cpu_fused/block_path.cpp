@@ -82,17 +82,23 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     Func qt = f.scores.q.in(f.scores.dot);
     Var qd = qt.args()[0], qi = qt.args()[1];
     qt.compute_at(out, io).reorder_storage(qi, qd).reorder(qi, qd).vectorize(qi, vec, kGuard);
+    if (f.scores.q_pairs.defined()) {
+        // In the paired form, the block's queries as pairs of features, a query's pair next to
+        // the next query's: a vector of query pairs per pair of features.
+        Func q_pairs = f.scores.q_pairs;
+        const Var r = q_pairs.args()[0], pi = q_pairs.args()[1];
+        q_pairs.compute_at(out, io).bound(r, 0, 2).vectorize(r).vectorize(pi, vec, kGuard);
+    }
 
     // The block's scores, query index fastest, computed in register tiles of
     // block_q x key_tile. With at least one tile of keys the last tile shifts inwards and
     // recomputes a few scores rather than guarding every key of every tile.
-    Func dot = f.scores.dot;
     Func dot_block = score_tile_block(f.scores, ctx.variant);
     dot_block.compute_at(out, io).reorder_storage(v.i, v.j);
     stage_modified_scores(f.scores, ctx.variant, Halide::LoopLevel(out, io), bq,
                           /*whole_rows=*/false);
     stage_score_bias(f.scores, Halide::LoopLevel(out, io), vec);
-    schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
+    schedule_score_tiles(f.scores, dot_block, f.shape.nk, bq, p);
 
     // Row statistics, vectorized across the block's queries. The key loops sit inside the
     // vectorized query loop so that their bounds, the same for every query of a causal group,

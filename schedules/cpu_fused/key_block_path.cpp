@@ -151,12 +151,11 @@ void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const 
         .vectorize(qi, bq);
 
     // The block's scores in register tiles of block_q x key_tile, as in the block path.
-    Func dot = f.scores.dot;
     Func dot_block = score_tile_block(f.scores, ctx.variant);
     dot_block.compute_at(walk, blocks).bound_extent(v.i, bq).reorder_storage(v.i, v.j);
     stage_modified_scores(f.scores, ctx.variant, Halide::LoopLevel(walk, blocks), bq,
                           /*whole_rows=*/true);
-    schedule_score_tiles(dot, dot_block, f.scores.d, f.shape.nk, bq, p);
+    schedule_score_tiles(f.scores, dot_block, f.shape.nk, bq, p);
 
     // The block's maximum, weights and sum, vectorized across the group's queries. The maximum
     // and sum are stored query-fastest too: stored block-fastest (their first argument), every

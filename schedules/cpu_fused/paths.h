@@ -59,7 +59,9 @@ void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLe
 
 // The scores of a block of bq queries (dot_block, a wrapper of dot computed per block) in
 // register tiles of bq x key_tile, query index fastest.
-void schedule_score_tiles(Halide::Func dot, Halide::Func dot_block, const Halide::RDom &d,
+// With the paired form of the dot products (scores.q_pairs defined), each accumulator takes the
+// products of a pair of features in one step, the pair vectorized inside the queries.
+void schedule_score_tiles(const algorithm::ScoresFuncs &scores, Halide::Func dot_block,
                           const Halide::Expr &nk, int bq, const FusedParams &p);
 
 // The parameters that the autotuner may vary for this context, with their values and limits.

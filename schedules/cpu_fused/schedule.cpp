@@ -27,6 +27,7 @@ class CpuFused final : public Schedule {
     void mha(algorithm::MhaFuncs &f, const Context &ctx) const override;
     bool uses_online_softmax(const Context &ctx) const override;
     OnlineLayout online_layout(const Context &ctx) const override;
+    bool pairs_bfloat16_products(const Context &ctx) const override;
     void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
                           const Context &ctx) const override;
     SearchSpace attention_search_space(const Context &ctx) const override {
@@ -52,6 +53,15 @@ void CpuFused::attention(algorithm::AttentionFuncs &f, bool with_probs, const Co
 
 bool CpuFused::uses_online_softmax(const Context &ctx) const {
     return FusedParams(ctx).key_block > 0;
+}
+
+// The block path on targets with AVX512-BF16, where the paired products are vdpbf16ps: twice the
+// multiply-adds of a float32 FMA per instruction. The decode path streams keys from memory, and
+// the key-block path's scores are not yet paired.
+bool CpuFused::pairs_bfloat16_products(const Context &ctx) const {
+    const FusedParams p(ctx);
+    return ctx.target.has_feature(Halide::Target::AVX512_SapphireRapids) && p.split_keys == 0 &&
+           p.key_block == 0;
 }
 
 Schedule::OnlineLayout CpuFused::online_layout(const Context &ctx) const {

@@ -103,8 +103,8 @@ void stage_score_bias(const algorithm::ScoresFuncs &scores, const Halide::LoopLe
 // tile shifts inwards and recomputes a few scores rather than guarding every key of every tile.
 // The shift is specialized on nk >= key_tile, which keeps a shifted tile at or above key 0: the
 // key-block path reads keys unclamped on that promise (online_attention.cpp, k_keys).
-void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const Halide::Expr &nk,
-                          int bq, const FusedParams &p) {
+void schedule_score_tiles(const algorithm::ScoresFuncs &scores, Func dot_block,
+                          const Halide::Expr &nk, int bq, const FusedParams &p) {
     const auto &v = algorithm::dims();
     Var jo("jo"), ji("ji");
     dot_block.specialize(nk >= p.key_tile)
@@ -116,13 +116,33 @@ void schedule_score_tiles(Func dot, Func dot_block, const Halide::RDom &d, const
         .reorder(v.i, ji, jo)
         .vectorize(v.i, bq, kGuard)
         .unroll(ji);
+    Func dot = scores.dot;
     dot.compute_at(dot_block, jo)
         .reorder_storage(v.i, v.j)
         .bound_storage(v.i, bq)
         .bound_storage(v.j, p.key_tile)
         .vectorize(v.i, bq, kGuard)
         .unroll(v.j, p.key_tile, kGuard);
-    dot.update().reorder(v.i, v.j, d).vectorize(v.i, bq, kGuard).unroll(v.j, p.key_tile, kGuard);
+    if (!scores.q_pairs.defined()) {
+        dot.update()
+            .reorder(v.i, v.j, scores.d)
+            .vectorize(v.i, bq, kGuard)
+            .unroll(v.j, p.key_tile, kGuard);
+        return;
+    }
+    // The pair inside the queries: per key, one product of bq query pairs with the key's pair,
+    // read as one 32-bit value and broadcast (vdpbf16ps with a broadcast memory operand).
+    const Halide::RDom &pairs = scores.pairs;
+    dot.update(0)
+        .reorder(pairs.x, v.i, v.j, pairs.y)
+        .atomic()
+        .vectorize(pairs.x)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.j, p.key_tile, kGuard);
+    dot.update(1)
+        .reorder(v.i, v.j, scores.odd_feature)
+        .vectorize(v.i, bq, kGuard)
+        .unroll(v.j, p.key_tile, kGuard);
 }
 
 }  // namespace attngen::schedules::cpu_fused

@@ -29,8 +29,9 @@ enum class Placement {
 };
 
 struct AttentionArgs {
-    TensorView q, k, v;  // float32 inputs.
-    TensorView out;      // float32 output [B, H, Nq, d_v].
+    // Inputs and output [B, H, Nq, d_v]: float32, or 16-bit (docs/api.md, "Storage types").
+    TensorView q, k, v;
+    TensorView out;
 
     std::optional<TensorView> key_lengths;  // int32 or int64 [B] in host memory, each in [0, Nk].
     std::optional<TensorView> lse;          // float32 output [B, H, Nq], log-sum-exp per row.

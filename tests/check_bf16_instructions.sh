@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Checks the instructions of the bfloat16 kernels compiled for AVX512-BF16 (ATTNGEN_BF16_TARGETS):
+# their block path's Q K^T must be vdpbf16ps on whole 512-bit registers (the register tile of
+# the paired form issues a dozen per step of two features), and the same kernels' entries for
+# the other targets, which run on CPUs without the instruction, must hold none.
+#   check_bf16_instructions.sh <objdump> <kernels build dir>
+set -euo pipefail
+objdump="$1"
+dir="$2"
+checked=0
+shopt -s nullglob
+for object in "$dir"/attention_bf16*_cpu_fused-*.o; do
+    name=$(basename "$object")
+    count=$("$objdump" -d --no-show-raw-insn "$object" |
+        grep -cE 'vdpbf16ps[[:space:]]+[^,]*,%zmm[0-9]+,%zmm[0-9]+' || true)
+    case "$name" in
+    *avx512_sapphirerapids*)
+        if [ "$count" -lt 12 ]; then
+            echo "FAIL: $name: $count vdpbf16ps on zmm registers" >&2
+            exit 1
+        fi
+        checked=$((checked + 1))
+        ;;
+    *)
+        if [ "$count" -ne 0 ]; then
+            echo "FAIL: $name runs on CPUs without AVX512-BF16 and holds $count vdpbf16ps" >&2
+            exit 1
+        fi
+        ;;
+    esac
+    echo "$name: $count vdpbf16ps"
+done
+if [ "$checked" -eq 0 ]; then
+    echo "FAIL: no bfloat16 kernel object for AVX512-BF16 found in $dir" >&2
+    exit 1
+fi
+echo "ok: $checked bfloat16 kernel objects use vdpbf16ps"
