@@ -162,6 +162,51 @@ TEST(TuneShape, CandidatesAreCheckedWithTheShapesModifiers) {
     EXPECT_GT(differing, 0);
 }
 
+// Storage types are part of a shape and its bucket: a bfloat16 call runs a bfloat16 kernel, and a
+// decode step against a 16-bit cache the kernel with that cache's type.
+TEST(TuneShape, StorageTypesParseWriteBackAndChooseTheBucket) {
+    const TuneShape bf16 = shape_of("h=8,nq=256,nk=512,d=64,dtype=bf16");
+    EXPECT_EQ(bf16.storage, DType::kBFloat16);
+    EXPECT_EQ(bf16.kv_storage, DType::kBFloat16);
+    EXPECT_EQ(bf16.spec(), "b=1,h=8,kv=8,nq=256,nk=512,d=64,dv=64,dtype=bf16");
+    const TuneShape cache = shape_of("h=32,nq=1,nk=4096,d=128,kv_dtype=f16");
+    EXPECT_EQ(cache.storage, DType::kFloat32);
+    EXPECT_EQ(cache.kv_storage, DType::kFloat16);
+    EXPECT_EQ(shape_of(cache.spec()).spec(), cache.spec());
+    EXPECT_EQ(shape_of("nq=8").spec(), "b=1,h=8,kv=8,nq=8,nk=8,d=64,dv=64");
+
+    const std::string host = Halide::get_host_target().to_string();
+    const Variant b = bucket_of(bf16, host);
+    EXPECT_EQ(b.storage, DType::kBFloat16) << bucket_key(b);
+    EXPECT_EQ(bucket_key(b), "attention_bf16_dk64_dv64");
+    const Variant c = bucket_of(cache, host);
+    EXPECT_EQ(c.storage, DType::kFloat32) << bucket_key(c);
+    EXPECT_EQ(c.kv_storage, DType::kFloat16) << bucket_key(c);
+    EXPECT_EQ(bucket_key(c).rfind("attention_kvf16_dk128_dv128", 0), 0u) << bucket_key(c);
+
+    TuneShape s;
+    std::string error;
+    EXPECT_FALSE(TuneShape::parse("nq=8,dtype=f64", &s, &error));
+    EXPECT_NE(error.find("dtype=f64"), std::string::npos) << error;
+    EXPECT_NE(error.find("bf16"), std::string::npos) << error;
+}
+
+// A 16-bit candidate gets inputs of its type and is checked against the fp64 reference on the
+// same rounded inputs (the reference schedule: it compiles in about a second).
+TEST(TuneShape, SixteenBitCandidatesAreCheckedInTheirType) {
+    const std::string host = Halide::get_host_target().to_string();
+    const TuneShape shape = shape_of("h=2,nq=40,nk=70,d=32,causal,dtype=bf16");
+    const Variant bucket = bucket_of(shape, host);
+    ASSERT_EQ(bucket.storage, DType::kBFloat16) << "no bfloat16 kernel in the build";
+    const Variant kernel = Candidate{"reference", {}}.in(bucket);
+    JitAttention jit(kernel, Halide::Target(host), shape);
+    EXPECT_EQ(check_against_reference(jit, check_shape(kernel, shape)), "");
+    TimedProblem problem(shape);
+    EXPECT_EQ(problem.q.type(), Halide::UInt(16));
+    EXPECT_EQ(problem.out.type(), Halide::UInt(16));
+    EXPECT_EQ(problem.run(jit), 0) << jit.last_error();
+}
+
 TEST(PairedTiming, ParsesCandidatesAsTheCommandLineWritesThem) {
     EXPECT_EQ(parsed("cpu_fused"), (Candidate{"cpu_fused", {}}));
     const Candidate tiles{"cpu_fused", {{"key_tile", 5}, {"query_vectors", 4}}};

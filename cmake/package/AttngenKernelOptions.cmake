@@ -215,7 +215,8 @@ function(_attngen_tuned_schedule OUT NAME P)
         set(d_k ${${P}_D_K})
         set(d_v ${${P}_D_V})
     endif ()
-    attngen_find_tuning_bucket("${file}" "${${P}_MASK}" ${d_k} ${d_v} found json)
+    attngen_find_tuning_bucket("${file}" ${${P}_STORAGE} ${${P}_KV_STORAGE} "${${P}_MASK}" ${d_k}
+                               ${d_v} found json)
     if (found STREQUAL "")
         message(STATUS "attngen_add_kernel(NAME ${NAME}): SCHEDULE TUNED: ${file} has no "
                 "improving bucket for this kernel; using the default schedule cpu_fused")

@@ -27,10 +27,11 @@ function(attngen_variant_value SPEC KEY OUT)
     set(${OUT} "${value}" PARENT_SCOPE)
 endfunction()
 
-# attngen_find_tuning_bucket(<file> <mask> <d_k> <d_v> <index var> <json var>): the improving
-# bucket of an attention kernel with this mask for any number of queries and keys, of exactly
-# these head dims, else the generic one (head dims 0: read at run time); "" if there is none.
-function(attngen_find_tuning_bucket FILE MASK D_K D_V OUT_INDEX OUT_JSON)
+# attngen_find_tuning_bucket(<file> <storage> <kv storage> <mask> <d_k> <d_v> <index var>
+# <json var>): the improving bucket of an attention kernel with these storage types and this mask
+# for any number of queries and keys, of exactly these head dims, else the generic one (head dims
+# 0: read at run time); "" if there is none.
+function(attngen_find_tuning_bucket FILE STORAGE KV_STORAGE MASK D_K D_V OUT_INDEX OUT_JSON)
     attngen_read_tuning_database("${FILE}" json count)
     set(${OUT_JSON} "${json}" PARENT_SCOPE)
     set(${OUT_INDEX} "" PARENT_SCOPE)
@@ -44,15 +45,23 @@ function(attngen_find_tuning_bucket FILE MASK D_K D_V OUT_INDEX OUT_JSON)
         foreach (i RANGE ${last})
             string(JSON improves GET "${json}" buckets ${i} improves)
             string(JSON spec GET "${json}" buckets ${i} variant)
-            foreach (key IN ITEMS op mask d_k d_v max_queries min_keys)
+            foreach (key IN ITEMS op storage kv_storage mask d_k d_v max_queries min_keys)
                 attngen_variant_value("${spec}" ${key} ${key})
             endforeach ()
+            # A spec without storage types is float32's; k and v have q's unless it names another.
+            if (storage STREQUAL "")
+                set(storage f32)
+            endif ()
+            if (kv_storage STREQUAL "")
+                set(kv_storage ${storage})
+            endif ()
             foreach (key IN ITEMS d_k d_v)
                 if ("${${key}}" STREQUAL "")
                     set(${key} 0)
                 endif ()
             endforeach ()
-            if (improves AND op STREQUAL "attention" AND mask STREQUAL MASK AND max_queries STREQUAL ""
+            if (improves AND op STREQUAL "attention" AND storage STREQUAL STORAGE
+                AND kv_storage STREQUAL KV_STORAGE AND mask STREQUAL MASK AND max_queries STREQUAL ""
                 AND min_keys STREQUAL "" AND d_k EQUAL want_d_k AND d_v EQUAL want_d_v)
                 set(${OUT_INDEX} ${i} PARENT_SCOPE)
                 return()

@@ -13,8 +13,8 @@ project="$(cd "$(dirname "$0")" && pwd)/options_project"
 failures=0
 
 # A tuning database for SCHEDULE TUNED, in the format `attngen tune` writes (the fields the build
-# reads): a causal head-dim-96 bucket and a generic causal one whose winners beat the default, and
-# a generic non-causal one whose winner did not.
+# reads): a causal head-dim-96 bucket, a generic causal one and a bfloat16 causal head-dim-64 one
+# whose winners beat the default, and a generic non-causal one whose winner did not.
 tuned_target=x86-64-linux-avx-avx2-f16c-fma-sse41
 mkdir -p "$work/tuning"
 bucket() {  # variant improves
@@ -24,7 +24,8 @@ cat > "$work/tuning/$tuned_target.json" <<JSON
 {"format": "attngen-tuning/2", "target": "$tuned_target", "buckets": [
   $(bucket op:attention,storage:f32,mask:none,schedule:cpu_fused,tuning:key_tile:5 false),
   $(bucket op:attention,storage:f32,mask:causal,schedule:cpu_fused,tuning:value_tile:8 true),
-  $(bucket op:attention,storage:f32,mask:causal,d_k:96,d_v:96,schedule:cpu_fused,tuning:key_tile:6+query_vectors:2 true)]}
+  $(bucket op:attention,storage:f32,mask:causal,d_k:96,d_v:96,schedule:cpu_fused,tuning:key_tile:6+query_vectors:2 true),
+  $(bucket op:attention,storage:bf16,mask:causal,d_k:64,d_v:64,schedule:cpu_fused,tuning:key_tile:7 true)]}
 JSON
 # And a file in the place of another target's database that is not one.
 echo '{"format": "something else"}' > "$work/tuning/x86-64-linux-sse41.json"
@@ -71,6 +72,12 @@ accepts "NAME k OP attention MASK causal D_K 96 SCHEDULE TUNED TARGETS $tuned_ta
     "SCHEDULE TUNED: cpu_fused key_tile:6+query_vectors:2 from"
 accepts "NAME k OP attention MASK causal D_K 32 SCHEDULE TUNED TARGETS $tuned_target" \
     "SCHEDULE TUNED: cpu_fused value_tile:8 from $work/tuning/$tuned_target.json, for $tuned_target"
+# Storage types are part of a bucket: a bfloat16 kernel takes the bfloat16 bucket, and a float32
+# one of the same mask and head dims does not.
+accepts "NAME k OP attention STORAGE bf16 MASK causal D_K 64 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused key_tile:7 from"
+accepts "NAME k OP attention MASK causal D_K 64 SCHEDULE TUNED TARGETS $tuned_target" \
+    "SCHEDULE TUNED: cpu_fused value_tile:8 from"
 # The parameters were measured on the first target: the others compile the defaults.
 accepts "NAME k OP attention MASK causal SCHEDULE TUNED TARGETS $tuned_target x86-64-linux-sse41" \
     "for $tuned_target; its other targets take the schedule's defaults"

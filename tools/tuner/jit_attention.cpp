@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "algorithm/storage.h"
 #include "pipeline/attention_pipeline.h"
 #include "schedule.h"
 #include "thread_pool.h"
@@ -64,21 +65,14 @@ int run_on_runtime_pool(Halide::JITUserContext *user_context,
 JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
                            const TuneShape &estimate)
     : kernel_(kernel),
-      q_(Float(32), 4, "q"),
-      k_(Float(32), 4, "k"),
-      v_(Float(32), 4, "v"),
+      q_(buffer_type(kernel.storage), 4, "q"),
+      k_(buffer_type(kernel.kv_storage), 4, "k"),
+      v_(buffer_type(kernel.kv_storage), 4, "v"),
       key_lengths_(Int(32), 1, "key_lengths"),
       scale_("scale") {
     const bool autoscheduled = is_autoscheduler(kernel.schedule);
     if (!autoscheduled && schedules::find_schedule(kernel.schedule) == nullptr) {
         throw std::runtime_error("unknown schedule '" + kernel.schedule + "'");
-    }
-    // The tuner's inputs are float32 buffers; the buckets of 16-bit kernels are not tuned yet.
-    if (kernel.low_precision()) {
-        throw std::runtime_error(
-            std::string("the tuner measures float32 kernels only; this one "
-                        "stores ") +
-            dtype_name(kernel.storage != DType::kFloat32 ? kernel.storage : kernel.kv_storage));
     }
     pipeline::ModifierInputs modifiers;
     if (kernel.mask.window) {
@@ -129,8 +123,12 @@ JitAttention::JitAttention(const Variant &kernel, const Halide::Target &target,
     pipeline_.compile_jit(target);
 }
 
-int JitAttention::run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::Buffer<float> v,
-                      Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
+Halide::Type JitAttention::buffer_type(DType storage) {
+    return algorithm::storage_type(storage);
+}
+
+int JitAttention::run(Halide::Buffer<> q, Halide::Buffer<> k, Halide::Buffer<> v,
+                      Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<> out,
                       Halide::Buffer<float> lse, const TuneShape &shape) {
     q_.set(q);
     k_.set(k);

@@ -45,11 +45,15 @@ class JitAttention {
     // modifiers that `shape` has (its window, documents, prefix, softcap, slopes and bias;
     // tune_shape.h), and the neutral values of the variant's others (an unbounded window,
     // prefixes of 0, one segment, no softcap, zero slopes and bias), as the runtime passes them:
-    // the search then times the work of the shape's calls, skipped blocks included. Returns
+    // the search then times the work of the shape's calls, skipped blocks included. q and out
+    // are of the kernel's storage type, k and v of its kv_storage (buffer_type). Returns
     // Halide's error code; messages go to the error handler of the JIT runtime (stderr).
-    int run(Halide::Buffer<float> q, Halide::Buffer<float> k, Halide::Buffer<float> v,
-            Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<float> out,
+    int run(Halide::Buffer<> q, Halide::Buffer<> k, Halide::Buffer<> v,
+            Halide::Buffer<int32_t> key_lengths, float scale, Halide::Buffer<> out,
             Halide::Buffer<float> lse, const TuneShape &shape);
+
+    // The element type of a buffer of this storage type (bfloat16 as its bits, uint16).
+    static Halide::Type buffer_type(DType storage);
 
     // The message of the last failed run.
     const std::string &last_error() const { return last_error_; }

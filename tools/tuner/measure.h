@@ -28,7 +28,9 @@ struct MeasureOptions {
 };
 
 // Runs the kernel on shape s (two batch elements; the second has 7 keys of padding) and compares
-// out and lse with the fp64 reference. Empty when they match, else what differs.
+// out and lse with the fp64 reference on the same inputs (rounded to the shape's storage types),
+// allowing a plain implementation's error in those types (docs/testing.md). Empty when they
+// match, else what differs.
 std::string check_against_reference(JitAttention &kernel, const TuneShape &s);
 
 // The small problem a kernel for `shape` must get right before it is timed: the kernel's head
@@ -37,12 +39,14 @@ std::string check_against_reference(JitAttention &kernel, const TuneShape &s);
 // queries than the kernel serves.
 TuneShape check_shape(const Variant &kernel, const TuneShape &shape);
 
-// The inputs and outputs of one timed call on a shape: random inputs, every key allowed.
+// The inputs and outputs of one timed call on a shape: random inputs, every key allowed; q and
+// out of the shape's storage type, k and v of its kv_storage.
 struct TimedProblem {
     explicit TimedProblem(const TuneShape &shape);
     int run(JitAttention &kernel);  // Halide's error code.
     TuneShape shape;                // Its modifiers' values too.
-    Halide::Buffer<float> q, k, v, out, lse;
+    Halide::Buffer<> q, k, v, out;
+    Halide::Buffer<float> lse;
     Halide::Buffer<int32_t> key_lengths;
     float scale;
 };

@@ -20,6 +20,7 @@ namespace attngen::tuner {
 bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *error) {
     TuneShape s;
     s.nq = 0;
+    bool kv_dtype_given = false;
     std::stringstream items(spec);
     std::string item;
     while (std::getline(items, item, ',')) {
@@ -29,6 +30,17 @@ bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *er
         }
         const auto eq = item.find('=');
         const std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+        if (name == "dtype" || name == "kv_dtype") {
+            DType type = DType::kFloat32;
+            if (eq == std::string::npos || !parse_storage_name(item.substr(eq + 1), &type)) {
+                *error = "'" + item + "' in shape '" + spec + "' is not " + name + "=<one of " +
+                         storage_names() + ">";
+                return false;
+            }
+            (name == "dtype" ? s.storage : s.kv_storage) = type;
+            if (name == "kv_dtype") kv_dtype_given = true;
+            continue;
+        }
         // A window's sides may be 0 (a query sees only its own position on that side).
         const bool zero_allowed = name == "window_left" || name == "window_right";
         char *end = nullptr;
@@ -67,7 +79,7 @@ bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *er
         else {
             *error = "unknown field '" + name + "' in shape '" + spec +
                      "' (known: b, h, kv, nq, nk, d, dv, causal, window_left, window_right, docs, "
-                     "prefix, softcap, alibi, bias)";
+                     "prefix, softcap, alibi, bias, dtype, kv_dtype)";
             return false;
         }
     }
@@ -75,6 +87,7 @@ bool TuneShape::parse(const std::string &spec, TuneShape *shape, std::string *er
         *error = "shape '" + spec + "' lacks nq";
         return false;
     }
+    if (!kv_dtype_given) s.kv_storage = s.storage;
     if (s.kv_heads == 0) s.kv_heads = s.heads;
     if (s.nk == 0) s.nk = s.nq;
     if (s.d_v == 0) s.d_v = s.d_k;
@@ -103,6 +116,8 @@ std::string TuneShape::spec() const {
     if (softcap > 0) s += ",softcap=" + std::to_string(softcap);
     if (alibi) s += ",alibi";
     if (bias) s += ",bias";
+    if (storage != DType::kFloat32) s += std::string(",dtype=") + storage_name(storage);
+    if (kv_storage != storage) s += std::string(",kv_dtype=") + storage_name(kv_storage);
     return s;
 }
 
@@ -165,6 +180,8 @@ int64_t TuneShape::key_document(int64_t j) const {
 Variant default_kernel(const TuneShape &shape, const std::string &target) {
     detail::KernelRequest request;
     request.op = Op::kAttention;
+    request.storage = shape.storage;
+    request.kv_storage = shape.kv_storage;
     request.mask = shape.mask();
     request.score = shape.score();
     request.heads = shape.heads;
@@ -200,6 +217,10 @@ Variant bucket_of(const TuneShape &shape, const std::string &target) {
 
 std::string bucket_key(const Variant &b) {
     std::string k = op_name(b.op);
+    // As in kernel names: a 16-bit type, and a KV cache's own type (float32 buckets keep the keys
+    // they had before storage types).
+    if (b.storage != DType::kFloat32) k += std::string("_") + storage_name(b.storage);
+    if (b.kv_storage != b.storage) k += std::string("_kv") + storage_name(b.kv_storage);
     if (b.mask != MaskSpec{}) k += "_" + b.mask.to_string();
     if (b.score.any()) k += "_" + b.score.to_string();
     k += "_dk" + std::to_string(b.d_k) + "_dv" + std::to_string(b.d_v);

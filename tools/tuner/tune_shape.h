@@ -7,9 +7,11 @@
 // omitted side is unbounded), docs=N (packed documents of N keys each, as segments: query i in
 // the document of its position p(i)), prefix=P (with causal: every query sees the first P
 // keys), softcap=C, and the flags alibi (slopes 2^(-8 (h + 1) / H), as in ALiBi's paper) and
-// bias (a zero bias of [1, H, Nq, Nk]). A bucket is what a compiled kernel is specialized to,
-// as a variant without schedule or tuning (attngen/variant.h); shapes of one bucket are tuned
-// together, for one kernel.
+// bias (a zero bias of [1, H, Nq, Nk]). dtype=bf16 or f16 stores q, k, v and out in that type,
+// kv_dtype another type for k and v (a 16-bit KV cache with float32 queries:
+// dtype=f32,kv_dtype=bf16); float32 (f32) by default. A bucket is what a compiled kernel is
+// specialized to, as a variant without schedule or tuning (attngen/variant.h); shapes of one bucket
+// are tuned together, for one kernel.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,8 @@ struct TuneShape {
     // softcap.
     int64_t window_left = -1, window_right = -1, doc_length = 0, prefix = 0, softcap = 0;
     bool alibi = false, bias = false;
+    // The storage types of q and out, and of k and v (attngen/variant.h).
+    DType storage = DType::kFloat32, kv_storage = DType::kFloat32;
 
     // Parses a spec; on failure returns false and sets *error to what is wrong.
     static bool parse(const std::string &spec, TuneShape *shape, std::string *error);
