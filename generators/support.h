@@ -28,9 +28,10 @@ inline Variant parse_variant(const std::string &spec, std::initializer_list<Op> 
         schedules::schedule_error("variant '" + spec + "' is of op " + op_name(variant.op) +
                                   ", but this generator compiles " + names);
     }
-    if (variant.low_precision() && variant.op != Op::kAttention) {
+    if (variant.low_precision() && variant.op != Op::kAttention && variant.op != Op::kMha) {
         schedules::schedule_error("variant '" + spec +
-                                  "' stores 16-bit types, but only attention kernels do so far");
+                                  "' stores 16-bit types, but only attention and mha kernels do "
+                                  "so far");
     }
     schedules::check_schedule_serves(variant.schedule, variant.op);
     return variant;

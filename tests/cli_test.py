@@ -274,6 +274,55 @@ class CliTest(unittest.TestCase):
         expected = mha_reference(x, x, *w, [None] * 4, heads, heads, False)
         self.assertLess(relative_error(np.load(self.path("y.npy")), expected), 1e-5)
 
+    def test_mha_in_16_bit_storage(self):
+        # X, the weights and Y as bfloat16 bit patterns (--dtype bf16) with float32 biases, then
+        # as float16 files with float16 biases; a weight of another type is one error line.
+        if "mha_bf16" not in self.run_cli("list").stdout:
+            self.skipTest("no 16-bit mha kernel in this build")
+        b, n, d_model, heads = 2, 13, 24, 3
+        x = self.rand(b, n, d_model)
+        w = [self.rand(d_model, d_model) * 0.3 for _ in range(4)]
+        biases = [self.rand(d_model) for _ in range(4)]
+        names = ["--wq", "--wk", "--wv", "--wo", "--bq", "--bk", "--bv", "--bo"]
+
+        def run(x_file, weights, bias_files, dtype_args):
+            args = ["mha", "--x", x_file]
+            for name, path in zip(names, weights + bias_files):
+                args += [name, path]
+            return self.run_cli(*args, "--heads", str(heads), "--out", self.path("y.npy"),
+                                *dtype_args)
+
+        bits = [self.to_bf16_bits(a) for a in [x] + w]
+        rounded = [self.from_bf16_bits(a) for a in bits]
+        result = run(self.save("x.npy", bits[0]),
+                     [self.save("w%d.npy" % i, a) for i, a in enumerate(bits[1:])],
+                     [self.save("b%d.npy" % i, a) for i, a in enumerate(biases)], ["--dtype", "bf16"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        y = np.load(self.path("y.npy"))
+        self.assertEqual(y.dtype, np.uint16)
+        expected = mha_reference(rounded[0], rounded[0], *rounded[1:], biases, heads, heads, False)
+        self.assertLess(relative_error(self.from_bf16_bits(y), expected), 2.0 ** -7)
+
+        halves = [a.astype(np.float16) for a in [x] + w + biases]
+        result = run(self.save("x.npy", halves[0]),
+                     [self.save("w%d.npy" % i, a) for i, a in enumerate(halves[1:5])],
+                     [self.save("b%d.npy" % i, a) for i, a in enumerate(halves[5:])], [])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        y = np.load(self.path("y.npy"))
+        self.assertEqual(y.dtype, np.float16)
+        f = [a.astype(np.float32) for a in halves]
+        expected = mha_reference(f[0], f[0], *f[1:5], f[5:], heads, heads, False)
+        self.assertLess(relative_error(y.astype(np.float64), expected), 2.0 ** -10)
+
+        os.remove(self.path("y.npy"))
+        weights = [self.save("w%d.npy" % i, a) for i, a in enumerate(halves[1:5])]
+        weights[2] = self.save("w2.npy", w[2])
+        result = run(self.save("x.npy", halves[0]), weights, [], [])
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("has dtype float32, expected float16 (the dtype of X)", result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertFalse(os.path.exists(self.path("y.npy")))
+
     # --- list ---
 
     def schedules(self):

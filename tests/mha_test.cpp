@@ -1,10 +1,12 @@
 // The multi-head attention layer against the fp64 reference, for every compiled schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "attngen/attngen.h"
 #include "runtime_test_util.h"
+#include "stored_values.h"
 
 namespace attngen::test {
 namespace {
@@ -43,6 +45,15 @@ struct MhaCase {
         }
     }
 
+    // The biases as float32 views in the weights.
+    void set_float32_biases(MhaWeights *w) {
+        const auto &s = shape;
+        w->b_q = TensorView::f32(b_q.data(), {s.heads * s.d_k});
+        w->b_k = TensorView::f32(b_k.data(), {s.kv_heads * s.d_k});
+        w->b_v = TensorView::f32(b_v.data(), {s.kv_heads * s.d_v});
+        w->b_o = TensorView::f32(b_o.data(), {s.d_out});
+    }
+
     float scale() const { return 1.0f / std::sqrt(static_cast<float>(shape.d_k)); }
     MaskSpec mask() const {
         MaskSpec m = kinds;
@@ -78,12 +89,7 @@ class MhaTest : public ::testing::TestWithParam<std::string> {
         w.w_k = TensorView::f32(c.w_k.data(), {s.d_mem, s.kv_heads * s.d_k});
         w.w_v = TensorView::f32(c.w_v.data(), {s.d_mem, s.kv_heads * s.d_v});
         w.w_o = TensorView::f32(c.w_o.data(), {s.heads * s.d_v, s.d_out});
-        if (c.biases) {
-            w.b_q = TensorView::f32(c.b_q.data(), {s.heads * s.d_k});
-            w.b_k = TensorView::f32(c.b_k.data(), {s.kv_heads * s.d_k});
-            w.b_v = TensorView::f32(c.b_v.data(), {s.kv_heads * s.d_v});
-            w.b_o = TensorView::f32(c.b_o.data(), {s.d_out});
-        }
+        if (c.biases) c.set_float32_biases(&w);
         MhaConfig config;
         config.heads = s.heads;
         config.kv_heads = s.kv_heads;
@@ -199,8 +205,8 @@ TEST_P(MhaTest, ModelWidthsBelowAtAndAboveVectorWidth) {
 bool HasMhaKernelFor(const std::string &schedule, const MaskSpec &mask, const ScoreSpec &score) {
     for (const Kernel &k : list_kernels()) {
         const Variant &v = k.variant;
-        if (v.op == Op::kMha && v.schedule == schedule && v.mask.covers(mask) &&
-            v.score.covers(score)) {
+        if (v.op == Op::kMha && v.storage == DType::kFloat32 && v.schedule == schedule &&
+            v.mask.covers(mask) && v.score.covers(score)) {
             return true;
         }
     }
@@ -257,6 +263,158 @@ std::string ScheduleName(const ::testing::TestParamInfo<std::string> &info) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, MhaTest, ::testing::ValuesIn(TestedSchedules("mha")),
                          ScheduleName);
+
+// The layer with 16-bit weights and activations (each compiled storage type), against the fp64
+// reference on the same rounded inputs, allowed twice the error of a plain float32 layer whose
+// output is rounded to the type (the kernels compute in float32 and round y once).
+class MhaStorageTest : public ::testing::TestWithParam<DType> {
+  protected:
+    DType storage() const { return GetParam(); }
+
+    // The values rounded to the storage type, and their bits.
+    std::vector<uint16_t> Stored(std::vector<float> *values) const {
+        std::vector<uint16_t> bits;
+        for (float &x : *values) {
+            x = reference::round_to(storage(), x);
+            bits.push_back(reference::to_bits(storage(), x));
+        }
+        return bits;
+    }
+
+    TensorView View(std::vector<uint16_t> &bits, std::initializer_list<int64_t> shape) const {
+        return TensorView::contiguous(bits.data(), storage(), shape);
+    }
+
+    // stored_biases: the biases in the storage type too, else float32 (of the rounded values).
+    void Check(MhaCase &c, bool stored_biases, uint32_t seed = 11) {
+        c.prepare(seed);
+        const auto &s = c.shape;
+        auto x = Stored(&c.x);
+        auto memory = c.cross ? Stored(&c.memory) : x;
+        if (!c.cross) c.memory = c.x;
+        auto w_q = Stored(&c.w_q), w_k = Stored(&c.w_k), w_v = Stored(&c.w_v), w_o = Stored(&c.w_o);
+        auto b_q = Stored(&c.b_q), b_k = Stored(&c.b_k), b_v = Stored(&c.b_v), b_o = Stored(&c.b_o);
+        MhaWeights w;
+        w.w_q = View(w_q, {s.d_model, s.heads * s.d_k});
+        w.w_k = View(w_k, {s.d_mem, s.kv_heads * s.d_k});
+        w.w_v = View(w_v, {s.d_mem, s.kv_heads * s.d_v});
+        w.w_o = View(w_o, {s.heads * s.d_v, s.d_out});
+        if (stored_biases) {
+            w.b_q = View(b_q, {s.heads * s.d_k});
+            w.b_k = View(b_k, {s.kv_heads * s.d_k});
+            w.b_v = View(b_v, {s.kv_heads * s.d_v});
+            w.b_o = View(b_o, {s.d_out});
+        } else {
+            c.set_float32_biases(&w);
+        }
+        MhaConfig config;
+        config.heads = s.heads;
+        config.kv_heads = s.kv_heads;
+        config.causal = c.causal;
+        MultiHeadAttention layer;
+        Status status = MultiHeadAttention::create(w, config, &layer);
+        ASSERT_TRUE(status.ok()) << status.to_string();
+        EXPECT_EQ(layer.storage(), storage());
+
+        std::vector<uint16_t> y(s.batch * s.nq * s.d_out, 0xffff);
+        std::optional<TensorView> lengths;
+        if (!c.key_lengths.empty()) lengths = TensorView::i64(c.key_lengths.data(), {s.batch});
+        const TensorView xv = View(x, {s.batch, s.nq, s.d_model});
+        const TensorView yv = View(y, {s.batch, s.nq, s.d_out});
+        status = c.cross ? layer.forward(xv, View(memory, {s.batch, s.nk, s.d_mem}), yv, lengths)
+                         : layer.forward(xv, yv, lengths);
+        ASSERT_TRUE(status.ok()) << status.to_string();
+        std::vector<float> actual, naive = c.reference_output<float>();
+        for (uint16_t bits : y) actual.push_back(reference::from_bits(storage(), bits));
+        for (float &v : naive) v = reference::round_to(storage(), v);
+        EXPECT_TRUE(
+            Matches(actual, c.reference_output<double>(), naive, NaiveErrorFactor(storage())));
+    }
+};
+
+TEST_P(MhaStorageTest, SelfAttentionMatchesReference) {
+    for (const bool causal : {false, true}) {
+        SCOPED_TRACE(causal ? "causal" : "not causal");
+        auto c = Make(2, 37, 48, 4, 12);
+        c.causal = causal;
+        Check(c, /*stored_biases=*/true);
+    }
+}
+
+TEST_P(MhaStorageTest, CrossAttentionWithKeyLengthsAndGroupedHeads) {
+    auto c = Make(2, 17, 32, 4, 8);
+    c.cross = true;
+    c.shape.nk = 45;
+    c.shape.d_mem = 24;
+    c.shape.kv_heads = 2;
+    c.shape.d_out = 40;
+    c.key_lengths = {45, 30};
+    Check(c, /*stored_biases=*/false);
+}
+
+// The weights share one type, which x, memory and y must have: anything else is refused, naming
+// the tensor.
+TEST_P(MhaStorageTest, TensorsOfAnotherTypeAreRefused) {
+    std::vector<uint16_t> w16(8 * 8, 0x3c00);
+    std::vector<float> w32(8 * 8, 1.0f);
+    MhaWeights w;
+    w.w_q = w.w_k = w.w_v = w.w_o = View(w16, {8, 8});
+    w.w_v = TensorView::f32(w32.data(), {8, 8});
+    MhaConfig config;
+    config.heads = 2;
+    MultiHeadAttention layer;
+    Status status = MultiHeadAttention::create(w, config, &layer);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("w_v has dtype float32 but w_q has"), std::string::npos)
+        << status.message();
+
+    w.w_v = w.w_q;
+    ASSERT_TRUE(MultiHeadAttention::create(w, config, &layer).ok());
+    std::vector<float> x(3 * 8, 0.5f), y(3 * 8, 7.0f);
+    status = layer.forward(TensorView::f32(x.data(), {1, 3, 8}), View(w16, {1, 3, 8}));
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("x has dtype float32"), std::string::npos) << status.message();
+    status = layer.forward(View(w16, {1, 3, 8}), TensorView::f32(y.data(), {1, 3, 8}));
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("y has dtype float32"), std::string::npos) << status.message();
+    EXPECT_EQ(y, std::vector<float>(3 * 8, 7.0f));
+}
+
+// The runtime's own reading of 16-bit values (a 16-bit layer's biases) agrees with the
+// reference's conversion on every bit pattern, subnormals, infinities and NaN included.
+TEST(StoredValues, EveryBitPatternReadsAsTheReferenceDoes) {
+    for (DType t : {DType::kBFloat16, DType::kFloat16}) {
+        for (uint32_t bits = 0; bits < 0x10000; bits++) {
+            const float got = detail::stored_to_float(t, uint16_t(bits));
+            const float want = reference::from_bits(t, uint16_t(bits));
+            if (std::isnan(want)) {
+                ASSERT_TRUE(std::isnan(got)) << dtype_name(t) << " bits " << bits;
+            } else {
+                ASSERT_EQ(got, want) << dtype_name(t) << " bits " << bits;
+            }
+        }
+    }
+}
+
+// The 16-bit storage types of the build's mha kernels.
+std::vector<DType> MhaStorages() {
+    std::vector<DType> types;
+    for (const Kernel &k : list_kernels()) {
+        const DType t = k.variant.storage;
+        if (k.variant.op == Op::kMha && t != DType::kFloat32 &&
+            std::find(types.begin(), types.end(), t) == types.end()) {
+            types.push_back(t);
+        }
+    }
+    return types;
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiled, MhaStorageTest, ::testing::ValuesIn(MhaStorages()),
+                         [](const ::testing::TestParamInfo<DType> &info) {
+                             return std::string(dtype_name(info.param));
+                         });
+// A build whose variant table has no 16-bit mha kernel instantiates none.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MhaStorageTest);
 
 }  // namespace
 }  // namespace attngen::test

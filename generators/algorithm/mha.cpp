@@ -1,6 +1,7 @@
 #include "mha.h"
 
 #include "dims.h"
+#include "storage.h"
 
 namespace attngen::algorithm {
 
@@ -44,9 +45,16 @@ MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, cons
 
     f.concat = Func("concat");
     f.concat(v.o, v.n, v.b) = attention_out(v.o % a.d_v, v.n, v.o / a.d_v, v.b);
-    // The layer's output is named y, as the generator's output (the runtime passes it by name).
-    f.out_proj = define_projection(f.concat, w.w_o, w.b_o, a.heads * a.d_v, "o_", "y");
+    // The layer's output is named y, as the generator's output (the runtime passes it by name);
+    // with 16-bit storage, y is the projection rounded to it.
+    const bool narrowed = shape.storage != DType::kFloat32;
+    f.out_proj =
+        define_projection(f.concat, w.w_o, w.b_o, a.heads * a.d_v, "o_", narrowed ? "o_y" : "y");
     f.y = f.out_proj.y;
+    if (narrowed) {
+        f.y = Func("y");
+        f.y(v.o, v.n, v.b) = narrow(f.out_proj.y(v.o, v.n, v.b), shape.storage);
+    }
     return f;
 }
 

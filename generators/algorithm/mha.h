@@ -14,8 +14,12 @@
 namespace attngen::algorithm {
 
 struct MhaShape {
+    // The attention between the projections, whose output stays float32 (its storage field is
+    // float32's: the layer rounds only y).
     AttentionShape attention;
     Halide::Expr d_model, d_mem;  // Widths of x and of memory.
+    // The type y is stored in (storage.h); the inputs reach the algorithm widened to float32.
+    DType storage = DType::kFloat32;
 };
 
 struct MhaWeights {
@@ -34,7 +38,8 @@ struct MhaFuncs {
     OnlineAttentionFuncs online_attention;
     Halide::Func concat;  // concat(c, i, b): head outputs side by side, c = h * d_v + e.
     ProjectionFuncs out_proj;
-    Halide::Func y;  // y(o, i, b), the layer output.
+    // y(o, i, b), the layer output: out_proj.y, or it rounded to MhaShape::storage.
+    Halide::Func y;
 };
 
 // mask: the allowed keys of memory for the queries of x; modifier: the score modifier

@@ -77,8 +77,9 @@ class MultiheadAttention:
     """The multi-head layer: Q = x W_Q + b_Q, K = m W_K + b_K, V = m W_V + b_V, attention per
     head (grouped-query when kv_heads < num_heads), concatenated, times W_O plus b_O.
 
-    Weights are input-dim first (x W), float32 NumPy arrays or torch tensors, and are copied:
+    Weights are input-dim first (x W), NumPy arrays or torch tensors, and are copied:
     w_q [d_model, H*d_k], w_k [d_mem, H_kv*d_k], w_v [d_mem, H_kv*d_v], w_o [H*d_v, d_out].
+    All four are float32, or all bfloat16 or float16: the type of the layer's inputs and output.
     """
 
     def __init__(self, w_q, w_k, w_v, w_o, *, num_heads, b_q=None, b_k=None, b_v=None,

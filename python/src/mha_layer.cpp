@@ -45,7 +45,7 @@ class MhaLayer {
     }
 
     // x [B, Nq, d_model], memory [B, Nk, d_mem] or None (self-attention) -> y [B, Nq, d_out],
-    // a new array of x's library unless `out` is given.
+    // a new array of x's library and of the layer's storage type unless `out` is given.
     // The keywords are the modifiers of attngen.attention, for the attention inside the layer.
     py::object forward(py::handle x, py::handle memory, py::handle key_lengths, py::handle out,
                        const py::kwargs &keywords) const {
@@ -59,7 +59,8 @@ class MhaLayer {
         std::optional<HeldTensor> lengths;
         if (!key_lengths.is_none()) lengths = view_of(key_lengths, "key_lengths");
         const HeldTensor hy =
-            out.is_none() ? new_array(hx.kind, {hx.view.shape[0], hx.view.shape[1], layer_.d_out()})
+            out.is_none() ? new_array(hx.kind, {hx.view.shape[0], hx.view.shape[1], layer_.d_out()},
+                                      layer_.storage())
                           : view_of(out, "out", Access::kWrite);
         attngen::MhaForwardOptions options;
         if (hm) options.memory = hm->view;

@@ -67,3 +67,31 @@ def test_float32_queries_with_a_16_bit_cache(dtype):
     ref_out, ref_lse, _ = reference(q, k, v, causal=True)
     assert_close(out, ref_out)
     assert_close(lse, ref_lse)
+
+
+def compiled_mha_storages():
+    return {k["variant"].split("storage:")[1].split(",")[0] for k in attngen.list_kernels()
+            if k["variant"].startswith("op:mha,")}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_multihead_layer_in_16_bit(dtype):
+    # A torch layer converted to the type gives attngen's layer 16-bit weights; x in that type
+    # gives y in it, within the output's rounding of the layer computed in float64 from the same
+    # rounded weights and input.
+    if SPEC[dtype] not in compiled_mha_storages():
+        pytest.skip("this build compiles no " + SPEC[dtype] + " mha kernel")
+    torch.manual_seed(3)
+    layer = torch.nn.MultiheadAttention(48, 4, batch_first=True).eval()
+    with torch.no_grad():
+        layer.in_proj_bias.normal_()
+    layer = layer.to(dtype)
+    x = torch.randn(2, 19, 48).to(dtype)
+    ours = attngen.MultiheadAttention.from_torch(layer)
+    y, _ = ours(x, x, x, need_weights=False)
+    assert y.dtype == dtype and y.shape == x.shape
+    exact = layer.to(torch.float64)
+    with torch.no_grad():
+        want = exact(x.double(), x.double(), x.double(), need_weights=False)[0]
+    bound = 2 * UNIT_ROUNDOFF[dtype] * want.abs().max().item()
+    torch.testing.assert_close(y.double(), want, atol=bound, rtol=0)

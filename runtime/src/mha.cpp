@@ -1,11 +1,13 @@
 #include "attngen/mha.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "dispatch.h"
 #include "halide_call.h"
 #include "kernel_call.h"
 #include "modifiers.h"
+#include "stored_values.h"
 #include "validate.h"
 
 namespace attngen {
@@ -23,11 +25,12 @@ Status check_divides(const char *what, int64_t total, int64_t parts, const char 
 
 // The kernel that serves a layer's calls with this mask and these score modifiers (the given
 // one if any, else the dispatch's), or the status saying why none can.
-Status choose_kernel(int64_t heads, int64_t kv_heads, int64_t d_k, int64_t d_v,
+Status choose_kernel(DType storage, int64_t heads, int64_t kv_heads, int64_t d_k, int64_t d_v,
                      const MaskSpec &mask, const ScoreSpec &score, const std::string &schedule,
                      const Kernel *given, const Kernel **kernel) {
     detail::KernelRequest request;
     request.op = Op::kMha;
+    request.storage = request.kv_storage = storage;
     request.mask = mask;
     request.score = score;
     request.heads = heads;
@@ -41,17 +44,38 @@ Status choose_kernel(int64_t heads, int64_t kv_heads, int64_t d_k, int64_t d_v,
     return detail::find_kernel(request, schedule, kernel);
 }
 
+// A bias as float32, from a float32 tensor or one of the layer's storage type.
 Status copy_bias(const char *name, const std::optional<TensorView> &bias, int64_t size,
-                 const char *source, std::vector<float> *out) {
+                 const char *source, DType storage, std::vector<float> *out) {
     if (!bias) {
         out->assign(size, 0.0f);
         return Status::Ok();
     }
     const NamedView v{name, *bias, {source}};
-    ATTNGEN_RETURN_IF_ERROR(detail::check_view(v, {DType::kFloat32}));
+    ATTNGEN_RETURN_IF_ERROR(detail::check_view(v, {DType::kFloat32, storage}));
     ATTNGEN_RETURN_IF_ERROR(detail::check_extent(v, 0, size, source));
-    detail::copy_contiguous(*bias, out);
+    if (bias->dtype == DType::kFloat32) {
+        detail::copy_contiguous(*bias, out);
+        return Status::Ok();
+    }
+    out->resize(size);
+    const auto *bits = static_cast<const uint16_t *>(bias->data);
+    for (int64_t i = 0; i < size; i++) {
+        (*out)[i] = detail::stored_to_float(bias->dtype, bits[i * bias->strides[0]]);
+    }
     return Status::Ok();
+}
+
+// A weight matrix [rows, cols] copied densely, its elements as they are (4 or 2 bytes each).
+void copy_weights(const TensorView &w, std::vector<unsigned char> *out) {
+    const std::size_t element = w.dtype == DType::kFloat32 ? 4 : 2;
+    const int64_t rows = w.shape[0], cols = w.shape[1];
+    out->resize(rows * cols * element);
+    const auto *data = static_cast<const unsigned char *>(w.data);
+    for (int64_t r = 0; r < rows; r++) {
+        std::memcpy(out->data() + r * cols * element, data + r * w.strides[0] * element,
+                    cols * element);
+    }
 }
 
 }  // namespace
@@ -71,9 +95,17 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
     const NamedView w_k{"w_k", weights.w_k, {"d_mem", "H_kv*d_k"}};
     const NamedView w_v{"w_v", weights.w_v, {"d_mem", "H_kv*d_v"}};
     const NamedView w_o{"w_o", weights.w_o, {"H*d_v", "d_out"}};
+    // The weights' type is the layer's storage type: x, memory and y must have it too.
     for (const NamedView *w : {&w_q, &w_k, &w_v, &w_o}) {
-        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*w, {DType::kFloat32}));
+        ATTNGEN_RETURN_IF_ERROR(
+            detail::check_view(*w, {DType::kFloat32, DType::kBFloat16, DType::kFloat16}));
+        if (w->view.dtype != weights.w_q.dtype) {
+            return Status::InvalidArgument(
+                std::string(w->name) + " has dtype " + dtype_name(w->view.dtype) + " but w_q has " +
+                dtype_name(weights.w_q.dtype) + "; the four weights share one storage type");
+        }
     }
+    const DType storage = weights.w_q.dtype;
     ATTNGEN_RETURN_IF_ERROR(
         check_divides("w_q columns (H*d_k)", weights.w_q.shape[1], heads, "heads"));
     ATTNGEN_RETURN_IF_ERROR(
@@ -86,6 +118,7 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
     ATTNGEN_RETURN_IF_ERROR(detail::check_extent(w_o, 0, heads * d_v, "H * d_v"));
 
     MultiHeadAttention m;
+    m.storage_ = storage;
     m.heads_ = heads;
     m.kv_heads_ = kv_heads;
     m.d_model_ = weights.w_q.shape[0];
@@ -100,21 +133,23 @@ Status MultiHeadAttention::create(const MhaWeights &weights, const MhaConfig &co
                                        "; it must be a finite number");
     }
     m.schedule_ = config.schedule;
-    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_q", weights.b_q, heads * d_k, "H*d_k", &m.b_q_));
-    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_k", weights.b_k, kv_heads * d_k, "H_kv*d_k", &m.b_k_));
-    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_v", weights.b_v, kv_heads * d_v, "H_kv*d_v", &m.b_v_));
-    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_o", weights.b_o, m.d_out_, "d_out", &m.b_o_));
+    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_q", weights.b_q, heads * d_k, "H*d_k", storage, &m.b_q_));
+    ATTNGEN_RETURN_IF_ERROR(
+        copy_bias("b_k", weights.b_k, kv_heads * d_k, "H_kv*d_k", storage, &m.b_k_));
+    ATTNGEN_RETURN_IF_ERROR(
+        copy_bias("b_v", weights.b_v, kv_heads * d_v, "H_kv*d_v", storage, &m.b_v_));
+    ATTNGEN_RETURN_IF_ERROR(copy_bias("b_o", weights.b_o, m.d_out_, "d_out", storage, &m.b_o_));
 
     // Fail now rather than at the first forward() if no kernel can serve this layer.
     m.kernel_ = config.kernel;
     const Kernel *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(choose_kernel(heads, kv_heads, d_k, d_v, MaskSpec{m.causal_},
+    ATTNGEN_RETURN_IF_ERROR(choose_kernel(storage, heads, kv_heads, d_k, d_v, MaskSpec{m.causal_},
                                           ScoreSpec{}, m.schedule_, m.kernel_, &kernel));
 
-    detail::copy_contiguous(weights.w_q, &m.w_q_);
-    detail::copy_contiguous(weights.w_k, &m.w_k_);
-    detail::copy_contiguous(weights.w_v, &m.w_v_);
-    detail::copy_contiguous(weights.w_o, &m.w_o_);
+    copy_weights(weights.w_q, &m.w_q_);
+    copy_weights(weights.w_k, &m.w_k_);
+    copy_weights(weights.w_v, &m.w_v_);
+    copy_weights(weights.w_o, &m.w_o_);
     *layer = std::move(m);
     return Status::Ok();
 }
@@ -151,7 +186,7 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &y,
     const NamedView mv{"memory", memory, {"B", "Nk", "d_mem"}};
     const NamedView yv{"y", y, {"B", "Nq", "d_out"}};
     for (const NamedView *t : {&xv, &mv, &yv}) {
-        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*t, {DType::kFloat32}));
+        ATTNGEN_RETURN_IF_ERROR(detail::check_view(*t, {storage_}));
         if (t->view.device != Device::kCpu) {
             return Status::InvalidArgument(
                 std::string(t->name) +
@@ -188,11 +223,12 @@ Status MultiHeadAttention::forward(const TensorView &x, const TensorView &y,
     }
 
     const Kernel *kernel = nullptr;
-    ATTNGEN_RETURN_IF_ERROR(choose_kernel(heads_, kv_heads_, d_k_, d_v_, modifiers.mask(),
+    ATTNGEN_RETURN_IF_ERROR(choose_kernel(storage_, heads_, kv_heads_, d_k_, d_v_, modifiers.mask(),
                                           modifiers.score(), schedule_, kernel_, &kernel));
 
-    auto view2 = [](const std::vector<float> &w, int64_t rows, int64_t cols) {
-        return TensorView::f32(w.data(), {rows, cols});
+    auto view2 = [&](const std::vector<unsigned char> &w, int64_t rows, int64_t cols) {
+        return TensorView::contiguous(const_cast<unsigned char *>(w.data()), storage_,
+                                      {rows, cols});
     };
     auto view1 = [](const std::vector<float> &b) {
         return TensorView::f32(b.data(), {static_cast<int64_t>(b.size())});

@@ -103,6 +103,10 @@ void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
         attention(f.attention, /*with_probs=*/false, ctx);
     }
     Func(f.concat).compute_root().parallel(v.b).vectorize(v.o, ctx.vector_width(), kGuard);
+    if (ctx.variant.storage != DType::kFloat32) {
+        // The output projection rounded to the storage type, row by row as it was computed.
+        Func(f.y).parallel(v.b).vectorize(v.o, ctx.vector_width(), kGuard);
+    }
 }
 
 }  // namespace

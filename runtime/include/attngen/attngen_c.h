@@ -90,8 +90,10 @@ attngen_status attngen_attention(const attngen_attention_args *args);
 typedef struct attngen_mha attngen_mha;
 
 typedef struct attngen_mha_weights {
-    attngen_tensor w_q, w_k, w_v, w_o;           /* float32, input dim first. */
-    const attngen_tensor *b_q, *b_k, *b_v, *b_o; /* float32; NULL: zero. */
+    /* Input dim first; all float32, or all ATTNGEN_BFLOAT16 or ATTNGEN_FLOAT16 (the layer's
+     * storage type, which x, memory and y then have). */
+    attngen_tensor w_q, w_k, w_v, w_o;
+    const attngen_tensor *b_q, *b_k, *b_v, *b_o; /* float32 or the weights' type; NULL: zero. */
 } attngen_mha_weights;
 
 typedef struct attngen_mha_config {

@@ -22,9 +22,13 @@
 
 namespace attngen {
 
+// The weights' type is the layer's storage type: float32, bfloat16 or float16 (docs/api.md,
+// "Storage types"), one for all four; x, memory and y then have it too. The layer computes in
+// float32 from them and rounds y once.
 struct MhaWeights {
-    TensorView w_q, w_k, w_v, w_o;                 // float32, copied by create().
-    std::optional<TensorView> b_q, b_k, b_v, b_o;  // float32; absent biases are zero.
+    TensorView w_q, w_k, w_v, w_o;  // Copied by create().
+    // float32 or the weights' type; absent biases are zero.
+    std::optional<TensorView> b_q, b_k, b_v, b_o;
 };
 
 struct MhaConfig {
@@ -73,16 +77,21 @@ class MultiHeadAttention {
     int64_t d_k() const { return d_k_; }
     int64_t d_v() const { return d_v_; }
     int64_t d_out() const { return d_out_; }
+    // The type of the weights, x, memory and y.
+    DType storage() const { return storage_; }
 
   private:
+    DType storage_ = DType::kFloat32;
     int64_t heads_ = 0, kv_heads_ = 0;
     int64_t d_model_ = 0, d_mem_ = 0, d_k_ = 0, d_v_ = 0, d_out_ = 0;
     bool causal_ = false;
     float scale_ = 1.0f;
     std::string schedule_;
     const Kernel *kernel_ = nullptr;
-    // Contiguous copies in the shapes documented above.
-    std::vector<float> w_q_, w_k_, w_v_, w_o_, b_q_, b_k_, b_v_, b_o_;
+    // Contiguous copies in the shapes documented above: the weights' elements as they were
+    // given (of storage_), the biases as float32.
+    std::vector<unsigned char> w_q_, w_k_, w_v_, w_o_;
+    std::vector<float> b_q_, b_k_, b_v_, b_o_;
 };
 
 }  // namespace attngen
