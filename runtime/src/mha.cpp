@@ -52,7 +52,9 @@ Status copy_bias(const char *name, const std::optional<TensorView> &bias, int64_
         return Status::Ok();
     }
     const NamedView v{name, *bias, {source}};
-    ATTNGEN_RETURN_IF_ERROR(detail::check_view(v, {DType::kFloat32, storage}));
+    ATTNGEN_RETURN_IF_ERROR(storage == DType::kFloat32
+                                ? detail::check_view(v, {DType::kFloat32})
+                                : detail::check_view(v, {DType::kFloat32, storage}));
     ATTNGEN_RETURN_IF_ERROR(detail::check_extent(v, 0, size, source));
     if (bias->dtype == DType::kFloat32) {
         detail::copy_contiguous(*bias, out);
