@@ -163,6 +163,30 @@ std::string ExpectedTarget(const std::string &targets) {
     return "";
 }
 
+// A kernel's ','-joined target list.
+std::vector<std::string> Targets(const std::string &list) {
+    std::vector<std::string> targets;
+    std::stringstream all(list);
+    std::string target;
+    while (std::getline(all, target, ',')) targets.push_back(target);
+    return targets;
+}
+
+// The target that a multitarget wrapper ran, from the queries recorded (queries_mutex held): it
+// asks about every target but the last, the fallback, and runs the first one in list order whose
+// features were accepted.
+std::string WrapperChoice(const std::vector<std::string> &targets) {
+    std::size_t chosen = targets.size() - 1;
+    for (const auto &query : queries) {
+        for (std::size_t t = 0; t + 1 < targets.size(); t++) {
+            if (query.accepted && IsaBits(query.features) == IsaBits(targets[t]) && t < chosen) {
+                chosen = t;
+            }
+        }
+    }
+    return targets[chosen];
+}
+
 TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
     if (!LimitIsValid()) GTEST_SKIP() << "ATTNGEN_MAX_CPU_ISA is invalid; the next test covers it";
     runtime_check = halide_set_custom_can_use_target_features(&Recorder);
@@ -192,21 +216,9 @@ TEST(Dispatch, KernelsRunTheMostCapableTargetThatTheCpuAndTheLimitAllow) {
     // And the wrappers made the same choice. A wrapper asks about every target but the last,
     // the fallback, and runs the first one in list order whose features were accepted.
     if (kernel.targets.find(',') == std::string::npos) return;  // One target: no queries.
-    std::vector<std::string> targets;
-    std::string target;
-    std::stringstream all(kernel.targets);
-    while (std::getline(all, target, ',')) targets.push_back(target);
     std::lock_guard<std::mutex> lock(queries_mutex);
     ASSERT_FALSE(queries.empty()) << "the multitarget wrappers asked nothing";
-    std::size_t chosen = targets.size() - 1;
-    for (const auto &query : queries) {
-        for (std::size_t t = 0; t + 1 < targets.size(); t++) {
-            if (query.accepted && IsaBits(query.features) == IsaBits(targets[t]) && t < chosen) {
-                chosen = t;
-            }
-        }
-    }
-    EXPECT_EQ(targets[chosen], selected);
+    EXPECT_EQ(WrapperChoice(Targets(kernel.targets)), selected);
 }
 
 // A float32 call of two queries, through the dispatch.
@@ -266,26 +278,17 @@ TEST(Dispatch, KernelsRunTheirBfloat16EntryOnlyWhereTheCpuHasAvx512Bf16) {
     // The wrapper asked about its AVX512-BF16 entry (a wrapper asks about every target but the
     // last, in an order of its own), was answered as expected, and ran the first target of its
     // list whose features were accepted.
-    std::vector<std::string> targets;
-    std::stringstream all(kernel->targets);
-    std::string target;
-    while (std::getline(all, target, ',')) targets.push_back(target);
+    const std::vector<std::string> targets = Targets(kernel->targets);
     std::lock_guard<std::mutex> lock(queries_mutex);
     bool asked = false;
-    std::size_t chosen = targets.size() - 1;
     for (const auto &query : queries) {
         if (IsaBits(query.features) == IsaBits(targets.front())) {
             asked = true;
             EXPECT_EQ(query.accepted, expected == targets.front());
         }
-        for (std::size_t t = 0; t + 1 < targets.size(); t++) {
-            if (query.accepted && IsaBits(query.features) == IsaBits(targets[t]) && t < chosen) {
-                chosen = t;
-            }
-        }
     }
     EXPECT_TRUE(asked) << "the wrapper never asked about " << targets.front();
-    EXPECT_EQ(targets[chosen], expected);
+    EXPECT_EQ(WrapperChoice(targets), expected);
 }
 
 }  // namespace
