@@ -15,7 +15,7 @@ GemmParams GemmParams::for_target(const Halide::Target &target) {
 }
 
 void schedule_projection_gemm(algorithm::ProjectionFuncs &f, const Context &ctx,
-                              const GemmParams &p) {
+                              const GemmParams &p, WidenedOperands widened) {
     const auto &v = algorithm::dims();
     const int vec = ctx.vector_width();
     const int tile_o = p.out_vectors * vec;
@@ -51,6 +51,24 @@ void schedule_projection_gemm(algorithm::ProjectionFuncs &f, const Context &ctx,
         .reorder(oi, nr, ci, ot, nt, co)
         .vectorize(oi, tile_o)
         .unroll(nr);
+
+    // Converted where the tiles read them, 16-bit operands cost a conversion per vector of W and
+    // per broadcast of x on every step of the reduction (float16's are integer arithmetic,
+    // storage.cpp), which made the float16 layer (g) 1.2x the float32 layer's time and its
+    // kernels several times as long to generate. Converted first, they cost one pass over W per
+    // call and one over the rows; a block's rows (block_rows x d_in floats, 120 KiB for d_in 512)
+    // stay in L2 for the output blocks that read them. Each conversion is a wrapper of its own
+    // projection: the k and v projections read the same rows.
+    if (widened.weights) {
+        Func w = Func(f.w).in(product);
+        const std::vector<Var> args = w.args();
+        w.compute_root().parallel(args[1]).vectorize(args[0], vec, G);
+    }
+    if (widened.rows) {
+        Func rows = Func(f.x).in(product);
+        const std::vector<Var> args = rows.args();
+        rows.compute_at(y, no).vectorize(args[0], vec, G);
+    }
 }
 
 }  // namespace attngen::schedules

@@ -37,8 +37,18 @@ struct GemmParams {
     static GemmParams for_target(const Halide::Target &target);
 };
 
-// Schedules a projection (product and y) as a GEMM, parallel over blocks of rows.
+// The operands of a projection that are Funcs converting 16-bit storage to float32
+// (algorithm/storage.h), rather than inputs or float32 stages read as they are.
+struct WidenedOperands {
+    bool rows = false;     // f.x
+    bool weights = false;  // f.w
+};
+
+// Schedules a projection (product and y) as a GEMM, parallel over blocks of rows. Widened
+// operands are converted before the GEMM reads them, the weights once per call and the rows once
+// per block of rows, into float32 buffers that the register tiles read, so that no conversion
+// sits in the GEMM's inner loop.
 void schedule_projection_gemm(algorithm::ProjectionFuncs &f, const Context &ctx,
-                              const GemmParams &p);
+                              const GemmParams &p, WidenedOperands widened = {});
 
 }  // namespace attngen::schedules

@@ -87,9 +87,14 @@ void CpuFused::mha(algorithm::MhaFuncs &f, const Context &ctx) const {
     // output projection reads.
     const auto &v = algorithm::dims();
     const GemmParams gemm = GemmParams::for_target(ctx.target);
+    // With 16-bit storage, x, memory and the weights are converted to float32 as they are read;
+    // the output projection's rows, the concatenated heads, are float32 already.
+    const bool sixteen_bit = ctx.variant.storage != DType::kFloat32;
     for (auto *proj : {&f.q_proj, &f.k_proj, &f.v_proj, &f.out_proj}) {
         Func(proj->y).compute_root();
-        schedule_projection_gemm(*proj, ctx, gemm);
+        const WidenedOperands widened{/*rows=*/sixteen_bit && proj != &f.out_proj,
+                                      /*weights=*/sixteen_bit};
+        schedule_projection_gemm(*proj, ctx, gemm, widened);
     }
     if (f.online) {
         // The key-block path (a variant with key_block), as the attention kernels run it; its
