@@ -6,6 +6,25 @@ namespace attngen::bench {
 
 namespace {
 
+DType dtype_of(Storage storage) {
+    switch (storage) {
+        case Storage::kBFloat16:
+            return DType::kBFloat16;
+        case Storage::kFloat16:
+            return DType::kFloat16;
+        default:
+            return DType::kFloat32;
+    }
+}
+
+// A tensor of `shape` given as float32 values and, where it is stored in 16 bits, as their bits.
+// The runtime takes views of non-const data; the inputs are only read.
+TensorView input_view(const Floats &values, const std::vector<uint16_t> &bits, Storage storage,
+                      std::initializer_list<int64_t> shape) {
+    if (storage == Storage::kFloat32) return TensorView::f32(values.data(), shape);
+    return TensorView::contiguous(const_cast<uint16_t *>(bits.data()), dtype_of(storage), shape);
+}
+
 // The shape's modifiers as the runtime takes them, on the tensors of `p`.
 Modifiers modifiers_of(const BenchShape &s, const ProblemData &p) {
     const ShapeModifiers &m = s.modifiers;
@@ -27,11 +46,17 @@ Modifiers modifiers_of(const BenchShape &s, const ProblemData &p) {
 class ScheduledAttention : public Computation {
   public:
     ScheduledAttention(const BenchShape &s, const ProblemData &p, const std::string &schedule)
-        : out_(output_size(s)) {
-        args_.q = TensorView::f32(p.q.data(), {s.batch, s.heads, s.nq, s.d});
-        args_.k = TensorView::f32(p.k.data(), {s.batch, s.kv_heads, s.nk, s.d});
-        args_.v = TensorView::f32(p.v.data(), {s.batch, s.kv_heads, s.nk, s.d});
-        args_.out = TensorView::f32(out_.data(), {s.batch, s.heads, s.nq, s.d});
+        : storage_(s.storage), out_(output_size(s)) {
+        args_.q = input_view(p.q, p.q16, s.storage, {s.batch, s.heads, s.nq, s.d});
+        args_.k = input_view(p.k, p.k16, s.kv_storage, {s.batch, s.kv_heads, s.nk, s.d});
+        args_.v = input_view(p.v, p.v16, s.kv_storage, {s.batch, s.kv_heads, s.nk, s.d});
+        if (s.storage == Storage::kFloat32) {
+            args_.out = TensorView::f32(out_.data(), {s.batch, s.heads, s.nq, s.d});
+        } else {
+            out16_.resize(output_size(s));
+            args_.out = TensorView::contiguous(out16_.data(), dtype_of(s.storage),
+                                               {s.batch, s.heads, s.nq, s.d});
+        }
         args_.causal = s.causal;
         args_.modifiers = modifiers_of(s, p);
         args_.schedule = schedule;
@@ -41,11 +66,17 @@ class ScheduledAttention : public Computation {
         Status status = attention(args_, &info_);
         return status.ok() ? "" : status.to_string();
     }
-    const float *output() const override { return out_.data(); }
+    const float *output() const override {
+        if (storage_ != Storage::kFloat32) widen_all(out16_, storage_, out_);
+        return out_.data();
+    }
     std::string label() const override { return info_.kernel; }
 
   private:
-    Floats out_;
+    Storage storage_;
+    // A 16-bit output is written to out16_ and widened into out_ for the reference check.
+    mutable Floats out_;
+    std::vector<uint16_t> out16_;
     AttentionArgs args_;
     CallInfo info_;
 };
@@ -102,10 +133,11 @@ bool has_kernel(const std::string &schedule, const BenchShape &shape) {
         };
         const Variant &v = k.variant;
         if (k.serves_calls && v.schedule == schedule &&
-            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) && v.mask.covers(mask) &&
-            v.score.covers(score) && v.score_mod.empty() && v.mask_mod.empty() && !v.probs &&
-            fits(v.heads, shape.heads) && fits(v.kv_heads, shape.kv_heads) &&
-            fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
+            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) &&
+            v.storage == dtype_of(shape.storage) && v.kv_storage == dtype_of(shape.kv_storage) &&
+            v.mask.covers(mask) && v.score.covers(score) && v.score_mod.empty() &&
+            v.mask_mod.empty() && !v.probs && fits(v.heads, shape.heads) &&
+            fits(v.kv_heads, shape.kv_heads) && fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
             return true;
     }
     return false;

@@ -46,7 +46,8 @@ std::vector<Implementation> all_implementations() {
 
 // Describes the run in the JSON output's context, so that make_results.py needs no copy of this
 // program's tables: "shape/<id>" is "<description>; <dims>", "sweep/<id>" the sweep's N,
-// "modifiers/<id>" the modifiers of a shape that has some (shapes.h), and
+// "modifiers/<id>" the modifiers of a shape that has some (shapes.h), "storage/<id>" the storage
+// of a shape stored in 16 bits ("bf16", "K/V f16"), and
 // "implementations/schedules" and "implementations/peers" list the implementations by kind, and
 // "excluded/<implementation>/<shape ids>" is the reason (see exclusions.h; the shape ids are in
 // the key because one implementation may be excluded from different shapes for different reasons,
@@ -59,6 +60,8 @@ void describe_run(const std::vector<Implementation> &implementations) {
             benchmark::AddCustomContext("sweep/" + shape.id, std::to_string(shape.sweep_n));
         if (shape.modifiers.any())
             benchmark::AddCustomContext("modifiers/" + shape.id, shape.modifiers.to_string());
+        if (shape.sixteen_bit())
+            benchmark::AddCustomContext("storage/" + shape.id, shape.storage_text());
     }
     std::string schedules, peers;
     for (const Implementation &impl : implementations) {

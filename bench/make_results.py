@@ -171,7 +171,23 @@ def write_markdown(run, path, tuning=None, analysis=None):
     out.append("## Shapes")
     out.append("")
     for shape in run.shape_order:
-        if shape not in run.modifiers:
+        if shape not in run.modifiers and shape not in run.storage:
+            out.extend(shape_section(run, shape))
+    stored = [shape for shape in run.shape_order if shape in run.storage]
+    if stored:
+        out.append("## Shapes stored in 16 bits")
+        out.append("")
+        out.append("Shapes (b), (c), (f) and (e) with their tensors in bfloat16 or float16 "
+                   "(docs/api.md): the inputs are the float32 shape's rounded to the type, and "
+                   "each output is checked against the fp64 reference on those rounded inputs "
+                   "(3e-2 of the largest output for bfloat16 outputs, 4e-3 for float16, "
+                   "bench/reference_check.h). The peers compute in their own low precision: "
+                   "oneDNN's bfloat16 matmuls with float32 scores and bfloat16 probabilities, "
+                   "torch's SDPA on bfloat16 tensors; neither computes float16 on this CPU, nor "
+                   "multiplies float32 queries by 16-bit keys, and OpenBLAS has no 16-bit "
+                   "GEMM. A decode shape's KV GB/s counts the bytes as stored.")
+        out.append("")
+        for shape in stored:
             out.extend(shape_section(run, shape))
     modified = [shape for shape in run.shape_order if shape in run.modifiers]
     if modified:

@@ -1,6 +1,7 @@
 #include "problem_data.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -52,6 +53,16 @@ void make_modifier_data(const BenchShape &s, ProblemData &p) {
     }
 }
 
+// Rounds `values` to `storage` in place and returns their bits.
+std::vector<uint16_t> round_to(Floats &values, Storage storage) {
+    std::vector<uint16_t> bits(values.size());
+    for (std::size_t i = 0; i < values.size(); i++) {
+        bits[i] = to_stored(values[i], storage);
+        values[i] = from_stored(bits[i], storage);
+    }
+    return bits;
+}
+
 ProblemData make_problem_data(const BenchShape &s) {
     ProblemData p;
     if (s.is_mha()) {
@@ -76,11 +87,46 @@ ProblemData make_problem_data(const BenchShape &s) {
         p.k = uniform(s.batch * s.kv_heads * s.nk * s.d, 2, 1.0f);
         p.v = uniform(s.batch * s.kv_heads * s.nk * s.d, 3, 1.0f);
         make_modifier_data(s, p);
+        if (s.storage != Storage::kFloat32) p.q16 = round_to(p.q, s.storage);
+        if (s.kv_storage != Storage::kFloat32) {
+            p.k16 = round_to(p.k, s.kv_storage);
+            p.v16 = round_to(p.v, s.kv_storage);
+        }
     }
     return p;
 }
 
 }  // namespace
+
+uint16_t to_stored(float value, Storage storage) {
+    if (storage == Storage::kFloat16) {
+        const _Float16 half = static_cast<_Float16>(value);
+        uint16_t bits;
+        std::memcpy(&bits, &half, sizeof bits);
+        return bits;
+    }
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    // Round to nearest, ties to even, on the 16 bits that are dropped (the inputs are finite).
+    return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+float from_stored(uint16_t bits, Storage storage) {
+    if (storage == Storage::kFloat16) {
+        _Float16 half;
+        std::memcpy(&half, &bits, sizeof half);
+        return static_cast<float>(half);
+    }
+    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &wide, sizeof value);
+    return value;
+}
+
+void widen_all(const std::vector<uint16_t> &bits, Storage storage, Floats &values) {
+    values.resize(bits.size());
+    for (std::size_t i = 0; i < bits.size(); i++) values[i] = from_stored(bits[i], storage);
+}
 
 const ProblemData &problem_data(const BenchShape &shape) {
     // Benchmarks run one at a time on the main thread, so the cache needs no lock.

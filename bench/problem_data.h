@@ -11,8 +11,11 @@
 namespace attngen::bench {
 
 struct ProblemData {
-    // Attention shapes: q [B, H, Nq, d], k and v [B, H_kv, Nk, d], C order.
+    // Attention shapes: q [B, H, Nq, d], k and v [B, H_kv, Nk, d], C order. A tensor stored in
+    // 16 bits (shapes.h) holds its values rounded to that type, and its bits in q16, k16, v16:
+    // every implementation and the reference see the same values.
     Floats q, k, v;
+    std::vector<uint16_t> q16, k16, v16;
     // Multi-head layer shapes: x [B, N, d_model], w_q, w_k, w_v [d_model, H d],
     // w_o [H d, d_model]; the layer has no biases.
     Floats x, w_q, w_k, w_v, w_o;
@@ -22,6 +25,13 @@ struct ProblemData {
     Floats alibi_slopes, bias;
     std::vector<int32_t> q_segments, kv_segments;
 };
+
+// A float32 value rounded to a 16-bit storage type (to nearest, ties to even), as its bits.
+uint16_t to_stored(float value, Storage storage);
+// The value of the bits of a 16-bit storage type, exactly.
+float from_stored(uint16_t bits, Storage storage);
+// Every element of `bits` as float32, into `values` (resized).
+void widen_all(const std::vector<uint16_t> &bits, Storage storage, Floats &values);
 
 // The inputs of `shape`, made on first use and kept for the life of the process.
 const ProblemData &problem_data(const BenchShape &shape);

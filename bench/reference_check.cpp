@@ -156,8 +156,20 @@ const std::vector<Slice> &reference_slices(const BenchShape &shape, const Proble
 
 }  // namespace
 
+double max_relative_error(const BenchShape &shape) {
+    switch (shape.storage) {
+        case Storage::kBFloat16:
+            return 3e-2;
+        case Storage::kFloat16:
+            return 4e-3;
+        default:
+            return kMaxRelativeError;
+    }
+}
+
 std::string check_against_reference(const BenchShape &shape, const ProblemData &data,
                                     const float *output) {
+    const double tolerance = max_relative_error(shape);
     for (const Slice &slice : reference_slices(shape, data)) {
         const int64_t n = slice.rows * slice.width;
         double max_error = 0, max_reference = 0;
@@ -178,10 +190,10 @@ std::string check_against_reference(const BenchShape &shape, const ProblemData &
         }
         const double relative = max_reference > 0 ? max_error / max_reference : max_error;
         // Written so that a NaN error fails too.
-        if (!(relative <= kMaxRelativeError)) {
+        if (!(relative <= tolerance)) {
             std::ostringstream message;
             message << "output differs from the fp64 reference: relative error " << relative
-                    << " > " << kMaxRelativeError << " at batch " << slice.batch;
+                    << " > " << tolerance << " at batch " << slice.batch;
             if (!shape.is_mha()) message << ", head " << slice.head;
             message << ", row " << (slice.offset / slice.width + worst / slice.width) % shape.nq
                     << ", column " << worst % slice.width << " (got "

@@ -18,9 +18,19 @@
 
 namespace attngen::bench {
 
-// The largest accepted error, relative to the largest magnitude of the reference slice.
-// float32 kernels land near 1e-6; 1e-3 catches any wrong mask, scale or layout.
+// The largest accepted error, relative to the largest magnitude of the reference slice, for an
+// output stored in float32: float32 kernels land near 1e-6; 1e-3 catches any wrong mask, scale
+// or layout.
 constexpr double kMaxRelativeError = 1e-3;
+
+// The largest accepted error for `shape`'s output type. The reference runs on the inputs rounded
+// to their storage (problem_data.h), so only the computation and the output's rounding differ:
+// float16's 11 significant bits round an output by at most 2^-12 of itself, so 4e-3 (16 times
+// that) leaves room for the computation; bfloat16's 8 bits round it by 2^-9, and the bfloat16
+// peers also round the probabilities (oneDNN) or the scores and the probabilities (torch's math
+// attention) to bfloat16 before P V, so 3e-2. Both still catch a wrong mask or layout, whose
+// errors are of the order of the outputs themselves.
+double max_relative_error(const BenchShape &shape);
 
 // Rows per checked slice.
 constexpr int64_t kCheckedRows = 128;

@@ -23,6 +23,8 @@ TARGET_THREADS = 2
 # The shapes with score and mask modifiers (bench/shapes.cpp, issue 40), in the order of their
 # section of RESULTS.md; another shape with modifiers comes after them.
 MODIFIER_SHAPES = ("w", "p", "bs", "bb")
+# The shapes stored in 16 bits (bench/shapes.cpp), in the order of their section.
+STORAGE_SHAPES = ("b_bf16", "c_bf16", "f_bf16", "b_f16", "e_kvbf16", "e_kvf16")
 # The projection benchmarks (bench/projection_benchmark.h): the schedule whose projection GEMMs
 # the issue holds to "within about 10% of OpenBLAS sgemm", and that sgemm.
 PROJECTION_SCHEDULE = "cpu_tiled"
@@ -124,6 +126,7 @@ class Run:
         self.shapes = {}  # id -> "description; dims"
         self.sweep = {}  # id -> N
         self.modifiers = {}  # id -> "window_left1024", for the shapes with modifiers
+        self.storage = {}  # id -> "bf16" or "K/V f16", for the shapes stored in 16 bits
         self.excluded = {}  # implementation -> [(shape ids, reason)]
         for key, value in context.items():
             if key.startswith("shape/"):
@@ -132,6 +135,8 @@ class Run:
                 self.sweep[key[len("sweep/"):]] = int(value)
             elif key.startswith("modifiers/"):
                 self.modifiers[key[len("modifiers/"):]] = value
+            elif key.startswith("storage/"):
+                self.storage[key[len("storage/"):]] = value
             elif key.startswith("excluded/"):
                 # "excluded/<implementation>/<shape ids>": reason. JSON written before an
                 # implementation could have two exclusions says "excluded/<implementation>":
@@ -143,14 +148,17 @@ class Run:
                 self.excluded.setdefault(impl, []).append((shapes.split(","), reason))
         self.schedules = _split(context.get("implementations/schedules", ""))
         self.peers = _split(context.get("implementations/peers", ""))
-        # Main shapes (letters) first, then the sweep-only points by N, then the shapes with
-        # modifiers, which have a section of their own.
+        # Main shapes (letters) first, then the sweep-only points by N, then the shapes stored
+        # in 16 bits, then the shapes with modifiers; the last
+        # two have sections of their own.
         def order(shape):
             sweep_only = shape.startswith("n")
             modified = shape in self.modifiers
+            stored = shape in self.storage
             rank = (MODIFIER_SHAPES.index(shape) if shape in MODIFIER_SHAPES
                     else len(MODIFIER_SHAPES))
-            return (modified, rank if modified else 0, sweep_only,
+            return (modified, rank if modified else 0, stored,
+                    STORAGE_SHAPES.index(shape) if shape in STORAGE_SHAPES else 0, sweep_only,
                     self.sweep.get(shape, 0) if sweep_only else 0, shape)
 
         self.shape_order = sorted(self.shapes, key=order)

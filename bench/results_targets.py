@@ -18,6 +18,16 @@ MODIFIER_SLOWDOWNS = (("bs", "b", 1.15, "softcap + ALiBi"), ("bb", "b", 1.3, "[1
 MODIFIER_SPEEDUP_SHAPES = ("w", "p", "bs", "bb")
 MODIFIER_SPEEDUP = 3.0
 
+# Issue 41's targets for the shapes stored in 16 bits: cpu_fused's speed on a shape over its
+# speed on the float32 shape it copies, at least ...
+STORAGE_SPEEDUPS = (("b_bf16", "b", 1.6, "bfloat16"), ("c_bf16", "c", 1.6, "bfloat16"),
+                    ("f_bf16", "f", 1.6, "bfloat16"), ("b_f16", "b", 0.95, "float16"))
+# ... its speed over the fastest peer's in the same type, at least ...
+STORAGE_PEER_SPEEDUP_SHAPES = ("b_bf16", "c_bf16", "f_bf16")
+STORAGE_PEER_SPEEDUP = 1.3
+# ... and the fraction of the read bandwidth that a decode step with a 16-bit cache reaches.
+STORAGE_DECODE_SHAPES = ("e_kvbf16", "e_kvf16")
+
 
 def speedups_by_round(run, ours, peers):
     """Within each round that timed both, in file order: (round index, name of the fastest of
@@ -155,27 +165,38 @@ def targets(run, analysis=None):
     lines.append(f"- (c) {FUSED} fraction of the sgemm peak >= 0.85: {fmt(frac)} "
                  f"— {verdict(frac, 0.85, fused_c)}")
 
-    fused_e = run.get("e", FUSED, t)
-    bw = fused_e.counter("bw_frac") if fused_e else None
-    gbps = fused_e.counter("KV_GBps") if fused_e else None
-    rounds_e = ""
-    if fused_e:
-        # The reference bandwidth is measured next to each round's timed loop and moves with
-        # the host's other tenants, so each round's fraction comes with its reference.
-        measured = [r for r in sorted(fused_e.all_rounds, key=lambda r: r["round"])
-                    if "bw_frac" in r and "read_GBps" in r and "KV_GBps" in r]
-        rounds_e = round_by_round_text(
-            [r["bw_frac"] for r in measured],
-            [f"{r['bw_frac']:.2f} ({r['KV_GBps']:.1f} of {r['read_GBps']:.1f} GB/s)"
-             for r in measured], 0.85)
-    lines.append(f"- (e) decode, {FUSED} fraction of the read bandwidth >= 0.85: {fmt(bw)} "
-                 f"({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85, fused_e)}{rounds_e}")
+    def decode_line(shape, what):
+        fused_e = run.get(shape, FUSED, t)
+        bw = fused_e.counter("bw_frac") if fused_e else None
+        gbps = fused_e.counter("KV_GBps") if fused_e else None
+        rounds_e = ""
+        if fused_e:
+            # The reference bandwidth is measured next to each round's timed loop and moves with
+            # the host's other tenants, so each round's fraction comes with its reference.
+            measured = [r for r in sorted(fused_e.all_rounds, key=lambda r: r["round"])
+                        if "bw_frac" in r and "read_GBps" in r and "KV_GBps" in r]
+            rounds_e = round_by_round_text(
+                [r["bw_frac"] for r in measured],
+                [f"{r['bw_frac']:.2f} ({r['KV_GBps']:.1f} of {r['read_GBps']:.1f} GB/s)"
+                 for r in measured], 0.85)
+        return (f"- ({shape}) {what}, {FUSED} fraction of the read bandwidth >= 0.85: "
+                f"{fmt(bw)} ({fmt(gbps, 1)} GB/s of K and V) — {verdict(bw, 0.85, fused_e)}"
+                f"{rounds_e}")
+
+    lines.append(decode_line("e", "decode"))
 
     lines.append(projection_target(run, verdict))
 
     lines.extend(modifier_targets(run, verdict))
     for shape in MODIFIER_SPEEDUP_SHAPES:
         lines.extend(speed_lines(shape, MODIFIER_SPEEDUP))
+
+    lines.extend(storage_speed_lines(run, verdict))
+    for shape in STORAGE_PEER_SPEEDUP_SHAPES:
+        lines.extend(speed_lines(shape, STORAGE_PEER_SPEEDUP))
+    for shape in STORAGE_DECODE_SHAPES:
+        lines.append(decode_line(shape, f"decode with {run.storage.get(shape, '16-bit K/V')}, "
+                                        "bytes as stored"))
 
     autos = [a for a in AUTOSCHEDULERS if a in run.schedules]
     if not autos:
@@ -251,4 +272,28 @@ def modifier_targets(run, verdict):
                         f"(at most {threshold}x in {met} of {len(rounds)})")
         lines.append(head + f"{ratio:.2f}x ({fmt_ms(ours.time_ms)} ms vs "
                      f"{fmt_ms(base.time_ms)} ms) — {text}{by_round}")
+    return lines
+
+
+def storage_speed_lines(run, verdict):
+    """The lines of issue 41's targets on 16-bit storage against float32: cpu_fused's speed on
+    each 16-bit shape over its speed on the float32 shape it copies, on the medians and round by
+    round (the two medians of the same round)."""
+    t = TARGET_THREADS
+    lines = []
+    for shape, plain, threshold, what in STORAGE_SPEEDUPS:
+        head = (f"- ({shape}) {what}, {FUSED} speed / its float32 speed on ({plain}) "
+                f">= {threshold}x: ")
+        ours, base = run.get(shape, FUSED, t), run.get(plain, FUSED, t)
+        if ours is None or base is None:
+            lines.append(head + "no data")
+            continue
+        ratio = base.time_ms / ours.time_ms
+        rounds = [b / o for o, b in ((ours.round_time_ms(i), base.round_time_ms(i))
+                                     for i in range(len(run.paths))) if o and b]
+        lines.append(head + f"{ratio_label(ratio, threshold)} ({fmt_ms(ours.time_ms)} ms vs "
+                     f"{fmt_ms(base.time_ms)} ms, {ours.label} vs {base.label}) — "
+                     f"{verdict(ratio, threshold, ours, base)}"
+                     + round_by_round_text(rounds, [ratio_label(r, threshold) for r in rounds],
+                                           threshold, "x"))
     return lines

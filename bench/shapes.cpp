@@ -5,6 +5,21 @@
 
 namespace attngen::bench {
 
+const char *storage_name(Storage storage) {
+    switch (storage) {
+        case Storage::kBFloat16:
+            return "bf16";
+        case Storage::kFloat16:
+            return "f16";
+        default:
+            return "f32";
+    }
+}
+
+int storage_bytes(Storage storage) {
+    return storage == Storage::kFloat32 ? 4 : 2;
+}
+
 std::string ShapeModifiers::to_string() const {
     std::ostringstream s;
     if (window_left >= 0) s << " window_left" << window_left;
@@ -51,7 +66,13 @@ int64_t BenchShape::allowed_pairs() const {
 }
 
 double BenchShape::kv_bytes() const {
-    return 2.0 * batch * kv_heads * nk * d * sizeof(float);
+    return 2.0 * batch * kv_heads * nk * d * storage_bytes(kv_storage);
+}
+
+std::string BenchShape::storage_text() const {
+    if (!sixteen_bit()) return "";
+    if (storage == Storage::kFloat32) return std::string("K/V ") + storage_name(kv_storage);
+    return storage_name(storage);
 }
 
 std::string BenchShape::dims() const {
@@ -61,6 +82,7 @@ std::string BenchShape::dims() const {
     s << " Nq" << nq << " Nk" << nk << " d" << d;
     if (is_mha()) s << " d_model" << d_model;
     if (causal) s << " causal";
+    if (sixteen_bit()) s << " " << storage_text();
     if (modifiers.any()) s << " " << modifiers.to_string();
     return s.str();
 }
@@ -102,6 +124,26 @@ std::vector<BenchShape> make_shapes() {
                                          "sweep point (self-attention, B1 H8 d64)", 8, n, n, 64,
                                          false, n));
     }
+    // Issue 41's shapes stored in 16 bits, after the sweep: its targets compare them with the
+    // float32 shapes they copy. The ids say the shape and the storage.
+    auto stored = [&shapes](const std::string &of, const std::string &id, Storage storage,
+                            Storage kv_storage, const std::string &description) {
+        BenchShape copy = *std::find_if(shapes.begin(), shapes.end(),
+                                        [&of](const BenchShape &s) { return s.id == of; });
+        copy.id = id;
+        copy.description = description;
+        copy.storage = storage;
+        copy.kv_storage = kv_storage;
+        copy.sweep_n = 0;
+        shapes.push_back(std::move(copy));
+    };
+    const Storage f32 = Storage::kFloat32, bf16 = Storage::kBFloat16, f16 = Storage::kFloat16;
+    stored("b", "b_bf16", bf16, bf16, "(b) in bfloat16");
+    stored("c", "c_bf16", bf16, bf16, "(c) in bfloat16");
+    stored("f", "f_bf16", bf16, bf16, "(f) in bfloat16");
+    stored("b", "b_f16", f16, f16, "(b) in float16");
+    stored("e", "e_kvbf16", f32, bf16, "(e) with a bfloat16 KV cache, float32 query and output");
+    stored("e", "e_kvf16", f32, f16, "(e) with a float16 KV cache, float32 query and output");
     // The modifier shapes of issue 40, after the sweep: its targets hold (w) and (p) to a
     // fraction of the sgemm peak on the allowed pairs, and (bs) and (bb) to the time of (b).
     BenchShape window = attention_shape("w", "causal sliding window of 1024 keys (Mistral)", 8,

@@ -1,7 +1,8 @@
 // The problems that attention_bench times (issue 3): six attention shapes, one multi-head layer,
-// the extra sequence lengths of the sweep plotted in RESULTS.md, and the shapes with score and
-// mask modifiers (issue 40: a sliding window, packed documents, softcap with ALiBi, a bias
-// tensor). All float32.
+// the extra sequence lengths of the sweep plotted in RESULTS.md, shapes stored in 16 bits
+// (issue 41: (b), (c), (f) in bfloat16, (b) in float16, the decode (e) with a 16-bit KV cache),
+// and the shapes with score and mask modifiers (issue 40: a sliding window, packed documents,
+// softcap with ALiBi, a bias tensor).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,15 @@
 #include <vector>
 
 namespace attngen::bench {
+
+// The element type of a shape's tensors in memory. Every implementation computes in float32 or
+// in the type itself, as it chooses; the 16-bit types are the runtime's bfloat16 and float16.
+enum class Storage { kFloat32, kBFloat16, kFloat16 };
+
+// "f32", "bf16", "f16".
+const char *storage_name(Storage storage);
+// Bytes of one element.
+int storage_bytes(Storage storage);
 
 // The modifiers of a shape (docs/modifiers.md has their exact rules), as data: problem_data.h
 // makes their tensors, and every implementation applies the same ones.
@@ -42,6 +52,11 @@ struct BenchShape {
     int64_t nq = 1, nk = 1;
     int64_t d = 64;  // d_k = d_v.
     bool causal = false;
+    // The type of q, k, v and out. kv_storage is that of k and v: the same as storage, or a
+    // 16-bit type under a float32 storage (a decode step against a 16-bit KV cache, with float32
+    // q and out, as CPU inference engines keep their caches).
+    Storage storage = Storage::kFloat32;
+    Storage kv_storage = Storage::kFloat32;
     ShapeModifiers modifiers;
     // 0 for attention alone. Otherwise the shape is a whole multi-head layer, x [B, Nq, d_model]
     // -> y [B, Nq, d_model], with heads * d = d_model and the four projections included.
@@ -63,9 +78,13 @@ struct BenchShape {
     // The (query, key) pairs of one (batch, head) pair that the causal mask, the window and the
     // documents allow.
     int64_t allowed_pairs() const;
-    // Bytes of K and V that one call must read: 2 B H_kv Nk d * 4.
+    // Bytes of K and V that one call must read: 2 B H_kv Nk d times the bytes of kv_storage.
     double kv_bytes() const;
-    // "B1 H8 Nq512 Nk512 d64 causal", and the modifiers' to_string().
+    // Whether any tensor is stored in 16 bits.
+    bool sixteen_bit() const { return kv_storage != Storage::kFloat32; }
+    // "bf16", or "K/V bf16" for a 16-bit cache under float32 q and out; empty for float32.
+    std::string storage_text() const;
+    // "B1 H8 Nq512 Nk512 d64 causal", the storage_text() and the modifiers' to_string().
     std::string dims() const;
 };
 

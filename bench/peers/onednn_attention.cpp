@@ -6,9 +6,9 @@
 
 #include <cmath>
 #include <dnnl.hpp>
-#include <limits>
 #include <vector>
 
+#include "onednn_bfloat16.h"
 #include "onednn_masked.h"
 #include "onednn_primitives.h"
 
@@ -44,18 +44,9 @@ class OneDnnHeads {
         dnnl::primitive_attr scores_attr;
         scores_attr.set_output_scales(0, {1.0f / std::sqrt(static_cast<float>(d))});
         if (s.causal) {
-            // Causal mask aligned bottom-right, broadcast over batch and heads: 0 where query i
-            // may see key j (j <= i + Nk - Nq), -inf elsewhere. Output scales apply before
-            // post-ops, so the matmul writes scale * q k^T + mask.
-            memory::desc mask_md({1, 1, Nq, Nk}, f32, memory::format_tag::abcd);
-            mask_ = memory(mask_md, engine_);
-            float *mask = static_cast<float *>(mask_.get_data_handle());
-            for (memory::dim i = 0; i < Nq; i++)
-                for (memory::dim j = 0; j < Nk; j++)
-                    mask[i * Nk + j] =
-                        j <= i + Nk - Nq ? 0.0f : -std::numeric_limits<float>::infinity();
+            mask_ = causal_mask(engine_, Nq, Nk);
             dnnl::post_ops post_ops;
-            post_ops.append_binary(dnnl::algorithm::binary_add, mask_md);
+            post_ops.append_binary(dnnl::algorithm::binary_add, mask_.get_desc());
             scores_attr.set_post_ops(post_ops);
         }
         primitives_ = std::make_unique<OneDnnAttentionPrimitives>(engine_, q_md, k_t_md, v_md,
@@ -194,12 +185,18 @@ Implementation onednn_implementation() {
     impl.name = "onednn";
     impl.peer = true;
     impl.runtimes = kOpenMpThreads;
-    // The batched matmuls pair query head h with key head h: no grouped-query attention.
-    impl.supports = [](const BenchShape &s) { return s.kv_heads == s.heads; };
+    // The batched matmuls pair query head h with key head h: no grouped-query attention. Of the
+    // 16-bit types, oneDNN 2.6 computes bfloat16 matmuls on x86 CPUs but not float16 ones, and
+    // no matmul of float32 queries by 16-bit keys.
+    impl.supports = [](const BenchShape &s) {
+        return s.kv_heads == s.heads &&
+               (!s.sixteen_bit() || (s.storage == Storage::kBFloat16 && !s.modifiers.any()));
+    };
     impl.set_threads = [](int threads) { omp_set_num_threads(threads); };
     impl.prepare = [](const BenchShape &s, const ProblemData &p,
                       int threads) -> std::unique_ptr<Computation> {
         if (s.is_mha()) return std::make_unique<OneDnnLayer>(s, p);
+        if (s.storage == Storage::kBFloat16) return onednn_bfloat16_attention(s, p);
         if (s.modifiers.any()) return onednn_masked_attention(s, p, threads);
         return std::make_unique<OneDnnAttention>(s, p);
     };

@@ -1,6 +1,19 @@
 #include "onednn_primitives.h"
 
+#include <limits>
+
 namespace attngen::bench {
+
+dnnl::memory causal_mask(const dnnl::engine &engine, dnnl::memory::dim nq, dnnl::memory::dim nk) {
+    dnnl::memory::desc mask_md({1, 1, nq, nk}, dnnl::memory::data_type::f32,
+                               dnnl::memory::format_tag::abcd);
+    dnnl::memory mask(mask_md, engine);
+    float *values = static_cast<float *>(mask.get_data_handle());
+    for (dnnl::memory::dim i = 0; i < nq; i++)
+        for (dnnl::memory::dim j = 0; j < nk; j++)
+            values[i * nk + j] = j <= i + nk - nq ? 0.0f : -std::numeric_limits<float>::infinity();
+    return mask;
+}
 
 OneDnnAttentionPrimitives::OneDnnAttentionPrimitives(
     const dnnl::engine &engine, const dnnl::memory::desc &q, const dnnl::memory::desc &k_t,

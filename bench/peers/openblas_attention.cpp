@@ -151,7 +151,10 @@ Implementation openblas_implementation() {
     impl.peer = true;
     impl.runtimes = kOpenMpThreads | kOpenBlasThreads;
     // The layer keeps one projection width for Q, K and V: no grouped-query layers.
-    impl.supports = [](const BenchShape &s) { return !s.is_mha() || s.kv_heads == s.heads; };
+    // sgemm only: no 16-bit shapes.
+    impl.supports = [](const BenchShape &s) {
+        return !s.sixteen_bit() && (!s.is_mha() || s.kv_heads == s.heads);
+    };
     impl.set_threads = [](int threads) { openblas_set_num_threads(threads); };
     impl.prepare = [](const BenchShape &s, const ProblemData &p,
                       int threads) -> std::unique_ptr<Computation> {

@@ -13,6 +13,7 @@
 
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "torch_masked.h"
 
@@ -23,6 +24,13 @@ namespace {
 at::Tensor wrap(const Floats &data, at::IntArrayRef shape) {
     // from_blob does not copy; the inputs are only read.
     return at::from_blob(const_cast<float *>(data.data()), shape, at::kFloat);
+}
+
+// A tensor as the shape stores it: its bfloat16 bits, or its float32 values.
+at::Tensor wrap_stored(const Floats &values, const std::vector<uint16_t> &bits, Storage storage,
+                       at::IntArrayRef shape) {
+    if (storage == Storage::kFloat32) return wrap(values, shape);
+    return at::from_blob(const_cast<uint16_t *>(bits.data()), shape, at::kBFloat16);
 }
 
 // The causal mask aligned bottom-right as an additive float mask [Nq, Nk]: 0 where query i may
@@ -47,11 +55,13 @@ at::Tensor attend(const BenchShape &s, const at::Tensor &q, const at::Tensor &k,
 
 class TorchAttention : public Computation {
   public:
+    // A bfloat16 shape runs SDPA on bfloat16 tensors: torch's math attention in that type.
     TorchAttention(const BenchShape &s, const ProblemData &p)
         : shape_(s), mask_(explicit_causal_mask(s)) {
-        q_ = wrap(p.q, {s.batch, s.heads, s.nq, s.d});
-        k_ = wrap(p.k, {s.batch, s.kv_heads, s.nk, s.d});
-        v_ = wrap(p.v, {s.batch, s.kv_heads, s.nk, s.d});
+        q_ = wrap_stored(p.q, p.q16, s.storage, {s.batch, s.heads, s.nq, s.d});
+        k_ = wrap_stored(p.k, p.k16, s.kv_storage, {s.batch, s.kv_heads, s.nk, s.d});
+        v_ = wrap_stored(p.v, p.v16, s.kv_storage, {s.batch, s.kv_heads, s.nk, s.d});
+        if (mask_.has_value()) mask_ = mask_->to(q_.scalar_type());
     }
 
     std::string run() override {
@@ -60,12 +70,17 @@ class TorchAttention : public Computation {
         if (!out_.is_contiguous()) out_ = out_.contiguous();
         return "";
     }
-    const float *output() const override { return out_.data_ptr<float>(); }
+    const float *output() const override {
+        if (out_.scalar_type() == at::kFloat) return out_.data_ptr<float>();
+        widened_ = out_.to(at::kFloat);
+        return widened_.data_ptr<float>();
+    }
 
   private:
     const BenchShape &shape_;
     std::optional<at::Tensor> mask_;
     at::Tensor q_, k_, v_, out_;
+    mutable at::Tensor widened_;
 };
 
 class TorchLayer : public Computation {
@@ -110,8 +125,13 @@ Implementation torch_implementation() {
     impl.name = "torch";
     impl.peer = true;
     impl.runtimes = kOpenMpThreads | kOpenBlasThreads;
-    // at::_scaled_dot_product_attention in 1.13 pairs query head h with key head h.
-    impl.supports = [](const BenchShape &s) { return s.kv_heads == s.heads; };
+    // at::_scaled_dot_product_attention in 1.13 pairs query head h with key head h. Its CPU
+    // matmuls take bfloat16 but not float16 ("addmm_impl_cpu_" not implemented for 'Half'), and
+    // a matmul's operands must share a type.
+    impl.supports = [](const BenchShape &s) {
+        return s.kv_heads == s.heads &&
+               (!s.sixteen_bit() || (s.storage == Storage::kBFloat16 && !s.modifiers.any()));
+    };
     impl.set_threads = [](int threads) {
         at::set_num_threads(threads);
         openblas_set_num_threads(threads);
