@@ -1,10 +1,11 @@
 #include "problem_data.h"
 
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <random>
 #include <string>
+
+#include "sixteen_bit.h"
 
 namespace attngen::bench {
 
@@ -99,28 +100,11 @@ ProblemData make_problem_data(const BenchShape &s) {
 }  // namespace
 
 uint16_t to_stored(float value, Storage storage) {
-    if (storage == Storage::kFloat16) {
-        const _Float16 half = static_cast<_Float16>(value);
-        uint16_t bits;
-        std::memcpy(&bits, &half, sizeof bits);
-        return bits;
-    }
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    // Round to nearest, ties to even, on the 16 bits that are dropped (the inputs are finite).
-    return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+    return storage == Storage::kFloat16 ? float16_bits(value) : bfloat16_bits(value);
 }
 
 float from_stored(uint16_t bits, Storage storage) {
-    if (storage == Storage::kFloat16) {
-        _Float16 half;
-        std::memcpy(&half, &bits, sizeof half);
-        return static_cast<float>(half);
-    }
-    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float value;
-    std::memcpy(&value, &wide, sizeof value);
-    return value;
+    return storage == Storage::kFloat16 ? from_float16_bits(bits) : from_bfloat16_bits(bits);
 }
 
 void widen_all(const std::vector<uint16_t> &bits, Storage storage, Floats &values) {

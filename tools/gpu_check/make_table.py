@@ -40,9 +40,12 @@ def main():
                 rate = r["kv_gbs"] if r["shape"].startswith("e_") else r["gflops"]
                 rows.setdefault(r["shape"], {})[r["impl"]] = (r["ms"], rate)
 
-    impls = ["attngen_cuda_fused", "attngen_cuda_tiled", "torch_sdpa_math", "torch_sdpa_efficient"]
-    print(f"GPU: {device or 'unknown'}; attngen run at {context.get('date', '?')}; float32, "
-          "medians. Rate: GFLOP/s (4 B H Nq Nk D, causal half), for (e) GB/s of K and V read.\n")
+    impls = ["attngen_cuda_fused", "attngen_cuda_tiled", "torch_sdpa_math", "torch_sdpa_efficient",
+             "torch_sdpa_flash"]
+    print(f"GPU: {device or 'unknown'}; attngen run at {context.get('date', '?')}; float32 "
+          "unless the shape ends in bf16 or f16 (q, k, v and out) or kvbf16 or kvf16 (k and v), "
+          "medians. Rate: GFLOP/s (4 B H Nq Nk D, causal half), for (e) GB/s of K and V read "
+          "as stored.\n")
     print("| shape | " + " | ".join(f"{i} ms (rate)" for i in impls) + " | best attngen / best torch |")
     print("|---" * (len(impls) + 2) + "|")
     for shape in sorted(rows):
