@@ -6,23 +6,12 @@ namespace attngen::bench {
 
 namespace {
 
-DType dtype_of(Storage storage) {
-    switch (storage) {
-        case Storage::kBFloat16:
-            return DType::kBFloat16;
-        case Storage::kFloat16:
-            return DType::kFloat16;
-        default:
-            return DType::kFloat32;
-    }
-}
-
 // A tensor of `shape` given as float32 values and, where it is stored in 16 bits, as their bits.
 // The runtime takes views of non-const data; the inputs are only read.
-TensorView input_view(const Floats &values, const std::vector<uint16_t> &bits, Storage storage,
+TensorView input_view(const Floats &values, const std::vector<uint16_t> &bits, DType storage,
                       std::initializer_list<int64_t> shape) {
-    if (storage == Storage::kFloat32) return TensorView::f32(values.data(), shape);
-    return TensorView::contiguous(const_cast<uint16_t *>(bits.data()), dtype_of(storage), shape);
+    if (storage == DType::kFloat32) return TensorView::f32(values.data(), shape);
+    return TensorView::contiguous(const_cast<uint16_t *>(bits.data()), storage, shape);
 }
 
 // The shape's modifiers as the runtime takes them, on the tensors of `p`.
@@ -50,12 +39,12 @@ class ScheduledAttention : public Computation {
         args_.q = input_view(p.q, p.q16, s.storage, {s.batch, s.heads, s.nq, s.d});
         args_.k = input_view(p.k, p.k16, s.kv_storage, {s.batch, s.kv_heads, s.nk, s.d});
         args_.v = input_view(p.v, p.v16, s.kv_storage, {s.batch, s.kv_heads, s.nk, s.d});
-        if (s.storage == Storage::kFloat32) {
+        if (s.storage == DType::kFloat32) {
             args_.out = TensorView::f32(out_.data(), {s.batch, s.heads, s.nq, s.d});
         } else {
             out16_.resize(output_size(s));
-            args_.out = TensorView::contiguous(out16_.data(), dtype_of(s.storage),
-                                               {s.batch, s.heads, s.nq, s.d});
+            args_.out =
+                TensorView::contiguous(out16_.data(), s.storage, {s.batch, s.heads, s.nq, s.d});
         }
         args_.causal = s.causal;
         args_.modifiers = modifiers_of(s, p);
@@ -67,13 +56,13 @@ class ScheduledAttention : public Computation {
         return status.ok() ? "" : status.to_string();
     }
     const float *output() const override {
-        if (storage_ != Storage::kFloat32) widen_all(out16_, storage_, out_);
+        if (storage_ != DType::kFloat32) widen_all(out16_, storage_, out_);
         return out_.data();
     }
     std::string label() const override { return info_.kernel; }
 
   private:
-    Storage storage_;
+    DType storage_;
     // A 16-bit output is written to out16_ and widened into out_ for the reference check.
     mutable Floats out_;
     std::vector<uint16_t> out16_;
@@ -133,10 +122,9 @@ bool has_kernel(const std::string &schedule, const BenchShape &shape) {
         };
         const Variant &v = k.variant;
         if (k.serves_calls && v.schedule == schedule &&
-            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) &&
-            v.storage == dtype_of(shape.storage) && v.kv_storage == dtype_of(shape.kv_storage) &&
-            v.mask.covers(mask) && v.score.covers(score) && v.score_mod.empty() &&
-            v.mask_mod.empty() && !v.probs && fits(v.heads, shape.heads) &&
+            v.op == (shape.is_mha() ? Op::kMha : Op::kAttention) && v.storage == shape.storage &&
+            v.kv_storage == shape.kv_storage && v.mask.covers(mask) && v.score.covers(score) &&
+            v.score_mod.empty() && v.mask_mod.empty() && !v.probs && fits(v.heads, shape.heads) &&
             fits(v.kv_heads, shape.kv_heads) && fits(v.d_k, shape.d) && fits(v.d_v, shape.d))
             return true;
     }

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "sixteen_bit.h"
+#include "low_precision.h"
 
 namespace attngen::bench {
 
@@ -54,12 +54,13 @@ void make_modifier_data(const BenchShape &s, ProblemData &p) {
     }
 }
 
-// Rounds `values` to `storage` in place and returns their bits.
-std::vector<uint16_t> round_to(Floats &values, Storage storage) {
+// Rounds `values` to `storage` in place (to nearest, ties to even, as the reference rounds) and
+// returns their bits.
+std::vector<uint16_t> round_to(Floats &values, DType storage) {
     std::vector<uint16_t> bits(values.size());
     for (std::size_t i = 0; i < values.size(); i++) {
-        bits[i] = to_stored(values[i], storage);
-        values[i] = from_stored(bits[i], storage);
+        bits[i] = reference::to_bits(storage, values[i]);
+        values[i] = reference::from_bits(storage, bits[i]);
     }
     return bits;
 }
@@ -88,8 +89,8 @@ ProblemData make_problem_data(const BenchShape &s) {
         p.k = uniform(s.batch * s.kv_heads * s.nk * s.d, 2, 1.0f);
         p.v = uniform(s.batch * s.kv_heads * s.nk * s.d, 3, 1.0f);
         make_modifier_data(s, p);
-        if (s.storage != Storage::kFloat32) p.q16 = round_to(p.q, s.storage);
-        if (s.kv_storage != Storage::kFloat32) {
+        if (s.storage != DType::kFloat32) p.q16 = round_to(p.q, s.storage);
+        if (s.kv_storage != DType::kFloat32) {
             p.k16 = round_to(p.k, s.kv_storage);
             p.v16 = round_to(p.v, s.kv_storage);
         }
@@ -99,17 +100,10 @@ ProblemData make_problem_data(const BenchShape &s) {
 
 }  // namespace
 
-uint16_t to_stored(float value, Storage storage) {
-    return storage == Storage::kFloat16 ? float16_bits(value) : bfloat16_bits(value);
-}
-
-float from_stored(uint16_t bits, Storage storage) {
-    return storage == Storage::kFloat16 ? from_float16_bits(bits) : from_bfloat16_bits(bits);
-}
-
-void widen_all(const std::vector<uint16_t> &bits, Storage storage, Floats &values) {
+void widen_all(const std::vector<uint16_t> &bits, DType storage, Floats &values) {
     values.resize(bits.size());
-    for (std::size_t i = 0; i < bits.size(); i++) values[i] = from_stored(bits[i], storage);
+    for (std::size_t i = 0; i < bits.size(); i++)
+        values[i] = reference::from_bits(storage, bits[i]);
 }
 
 const ProblemData &problem_data(const BenchShape &shape) {

@@ -26,12 +26,8 @@ struct ProblemData {
     std::vector<int32_t> q_segments, kv_segments;
 };
 
-// A float32 value rounded to a 16-bit storage type (to nearest, ties to even), as its bits.
-uint16_t to_stored(float value, Storage storage);
-// The value of the bits of a 16-bit storage type, exactly.
-float from_stored(uint16_t bits, Storage storage);
-// Every element of `bits` as float32, into `values` (resized).
-void widen_all(const std::vector<uint16_t> &bits, Storage storage, Floats &values);
+// Every element of `bits`, of a 16-bit storage type, as float32, into `values` (resized).
+void widen_all(const std::vector<uint16_t> &bits, DType storage, Floats &values);
 
 // The inputs of `shape`, made on first use and kept for the life of the process.
 const ProblemData &problem_data(const BenchShape &shape);

@@ -158,9 +158,9 @@ const std::vector<Slice> &reference_slices(const BenchShape &shape, const Proble
 
 double max_relative_error(const BenchShape &shape) {
     switch (shape.storage) {
-        case Storage::kBFloat16:
+        case DType::kBFloat16:
             return 3e-2;
-        case Storage::kFloat16:
+        case DType::kFloat16:
             return 4e-3;
         default:
             return kMaxRelativeError;

@@ -3,22 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "attngen/variant.h"
+
 namespace attngen::bench {
-
-const char *storage_name(Storage storage) {
-    switch (storage) {
-        case Storage::kBFloat16:
-            return "bf16";
-        case Storage::kFloat16:
-            return "f16";
-        default:
-            return "f32";
-    }
-}
-
-int storage_bytes(Storage storage) {
-    return storage == Storage::kFloat32 ? 4 : 2;
-}
 
 std::string ShapeModifiers::to_string() const {
     std::ostringstream s;
@@ -66,12 +53,12 @@ int64_t BenchShape::allowed_pairs() const {
 }
 
 double BenchShape::kv_bytes() const {
-    return 2.0 * batch * kv_heads * nk * d * storage_bytes(kv_storage);
+    return 2.0 * batch * kv_heads * nk * d * dtype_size(kv_storage);
 }
 
 std::string BenchShape::storage_text() const {
     if (!sixteen_bit()) return "";
-    if (storage == Storage::kFloat32) return std::string("K/V ") + storage_name(kv_storage);
+    if (storage == DType::kFloat32) return std::string("K/V ") + storage_name(kv_storage);
     return storage_name(storage);
 }
 
@@ -126,8 +113,8 @@ std::vector<BenchShape> make_shapes() {
     }
     // Issue 41's shapes stored in 16 bits, after the sweep: its targets compare them with the
     // float32 shapes they copy. The ids say the shape and the storage.
-    auto stored = [&shapes](const std::string &of, const std::string &id, Storage storage,
-                            Storage kv_storage, const std::string &description) {
+    auto stored = [&shapes](const std::string &of, const std::string &id, DType storage,
+                            DType kv_storage, const std::string &description) {
         BenchShape copy = *std::find_if(shapes.begin(), shapes.end(),
                                         [&of](const BenchShape &s) { return s.id == of; });
         copy.id = id;
@@ -137,7 +124,7 @@ std::vector<BenchShape> make_shapes() {
         copy.sweep_n = 0;
         shapes.push_back(std::move(copy));
     };
-    const Storage f32 = Storage::kFloat32, bf16 = Storage::kBFloat16, f16 = Storage::kFloat16;
+    const DType f32 = DType::kFloat32, bf16 = DType::kBFloat16, f16 = DType::kFloat16;
     stored("b", "b_bf16", bf16, bf16, "(b) in bfloat16");
     stored("c", "c_bf16", bf16, bf16, "(c) in bfloat16");
     stored("f", "f_bf16", bf16, bf16, "(f) in bfloat16");

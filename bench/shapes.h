@@ -9,16 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "attngen/tensor.h"
+
 namespace attngen::bench {
-
-// The element type of a shape's tensors in memory. Every implementation computes in float32 or
-// in the type itself, as it chooses; the 16-bit types are the runtime's bfloat16 and float16.
-enum class Storage { kFloat32, kBFloat16, kFloat16 };
-
-// "f32", "bf16", "f16".
-const char *storage_name(Storage storage);
-// Bytes of one element.
-int storage_bytes(Storage storage);
 
 // The modifiers of a shape (docs/modifiers.md has their exact rules), as data: problem_data.h
 // makes their tensors, and every implementation applies the same ones.
@@ -52,11 +45,13 @@ struct BenchShape {
     int64_t nq = 1, nk = 1;
     int64_t d = 64;  // d_k = d_v.
     bool causal = false;
-    // The type of q, k, v and out. kv_storage is that of k and v: the same as storage, or a
-    // 16-bit type under a float32 storage (a decode step against a 16-bit KV cache, with float32
-    // q and out, as CPU inference engines keep their caches).
-    Storage storage = Storage::kFloat32;
-    Storage kv_storage = Storage::kFloat32;
+    // The type of q, k, v and out in memory (kFloat32, kBFloat16 or kFloat16; every
+    // implementation computes in float32 or in the type itself, as it chooses). kv_storage is that
+    // of k and v: the same as storage, or a 16-bit type under a float32 storage (a decode step
+    // against a 16-bit KV cache, with float32 q and out, as CPU inference engines keep their
+    // caches).
+    DType storage = DType::kFloat32;
+    DType kv_storage = DType::kFloat32;
     ShapeModifiers modifiers;
     // 0 for attention alone. Otherwise the shape is a whole multi-head layer, x [B, Nq, d_model]
     // -> y [B, Nq, d_model], with heads * d = d_model and the four projections included.
@@ -81,7 +76,7 @@ struct BenchShape {
     // Bytes of K and V that one call must read: 2 B H_kv Nk d times the bytes of kv_storage.
     double kv_bytes() const;
     // Whether any tensor is stored in 16 bits.
-    bool sixteen_bit() const { return kv_storage != Storage::kFloat32; }
+    bool sixteen_bit() const { return kv_storage != DType::kFloat32; }
     // "bf16", or "K/V bf16" for a 16-bit cache under float32 q and out; empty for float32.
     std::string storage_text() const;
     // "B1 H8 Nq512 Nk512 d64 causal", the storage_text() and the modifiers' to_string().

@@ -21,7 +21,7 @@
 #include "HalideBuffer.h"
 #include "HalideRuntimeCuda.h"
 #include "attngen/attngen.h"
-#include "sixteen_bit.h"
+#include "low_precision.h"
 
 namespace {
 
@@ -52,10 +52,6 @@ const Shape kShapes[] = {
      DType::kFloat16},
 };
 
-int element_bytes(DType type) {
-    return type == DType::kFloat32 ? 4 : 2;
-}
-
 // The largest accepted difference from the CPU kernels' output: both compute in float32 from the
 // same stored inputs, so a float32 output differs by the order of the sums only, and a 16-bit
 // one also where a value near a rounding boundary rounds the other way (one unit in the last
@@ -71,17 +67,6 @@ double tolerance(DType out) {
     }
 }
 
-// A float32 value rounded to a 16-bit type (to nearest, ties to even), as its bits.
-uint16_t to_stored(float value, DType type) {
-    return type == DType::kFloat16 ? attngen::bench::float16_bits(value)
-                                   : attngen::bench::bfloat16_bits(value);
-}
-
-float from_stored(uint16_t bits, DType type) {
-    return type == DType::kFloat16 ? attngen::bench::from_float16_bits(bits)
-                                   : attngen::bench::from_bfloat16_bits(bits);
-}
-
 // One tensor of a shape in its storage type, on the host and in device memory.
 struct DeviceArray {
     DType type;
@@ -90,12 +75,12 @@ struct DeviceArray {
     // `values` stored in `type` (rounded for a 16-bit type), copied to the device unless
     // `host_only`.
     DeviceArray(const std::vector<float> &values, DType stored, bool host_only = false)
-        : type(stored), buffer(static_cast<int>(values.size()) * element_bytes(stored)) {
+        : type(stored), buffer(static_cast<int>(values.size() * attngen::dtype_size(stored))) {
         for (std::size_t n = 0; n < values.size(); n++) {
             if (type == DType::kFloat32) {
                 std::memcpy(buffer.data() + 4 * n, &values[n], 4);
             } else {
-                const uint16_t bits = to_stored(values[n], type);
+                const uint16_t bits = attngen::reference::to_bits(type, values[n]);
                 std::memcpy(buffer.data() + 2 * n, &bits, 2);
             }
         }
@@ -118,7 +103,7 @@ struct DeviceArray {
             buffer.set_device_dirty();
             buffer.copy_to_host();
         }
-        const std::size_t n = buffer.number_of_elements() / element_bytes(type);
+        const std::size_t n = buffer.number_of_elements() / attngen::dtype_size(type);
         std::vector<float> out(n);
         for (std::size_t i = 0; i < n; i++) {
             if (type == DType::kFloat32) {
@@ -126,7 +111,7 @@ struct DeviceArray {
             } else {
                 uint16_t bits;
                 std::memcpy(&bits, buffer.data() + 2 * i, 2);
-                out[i] = from_stored(bits, type);
+                out[i] = attngen::reference::from_bits(type, bits);
             }
         }
         return out;
@@ -204,7 +189,7 @@ void BM_Attention(benchmark::State &state, Shape s, std::string schedule) {
     double flops = 4.0 * s.batch * s.heads * s.nq * s.nk * s.d * (s.causal ? 0.5 : 1.0);
     state.counters["GFLOP/s"] =
         benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-    double kv_bytes = 2.0 * s.batch * s.heads * s.nk * s.d * element_bytes(s.kv_storage);
+    double kv_bytes = 2.0 * s.batch * s.heads * s.nk * s.d * attngen::dtype_size(s.kv_storage);
     state.counters["KV_GB/s"] =
         benchmark::Counter(kv_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["max_abs_diff"] = max_diff;

@@ -190,13 +190,13 @@ Implementation onednn_implementation() {
     // no matmul of float32 queries by 16-bit keys.
     impl.supports = [](const BenchShape &s) {
         return s.kv_heads == s.heads &&
-               (!s.sixteen_bit() || (s.storage == Storage::kBFloat16 && !s.modifiers.any()));
+               (!s.sixteen_bit() || (s.storage == DType::kBFloat16 && !s.modifiers.any()));
     };
     impl.set_threads = [](int threads) { omp_set_num_threads(threads); };
     impl.prepare = [](const BenchShape &s, const ProblemData &p,
                       int threads) -> std::unique_ptr<Computation> {
         if (s.is_mha()) return std::make_unique<OneDnnLayer>(s, p);
-        if (s.storage == Storage::kBFloat16) return onednn_bfloat16_attention(s, p);
+        if (s.storage == DType::kBFloat16) return onednn_bfloat16_attention(s, p);
         if (s.modifiers.any()) return onednn_masked_attention(s, p, threads);
         return std::make_unique<OneDnnAttention>(s, p);
     };

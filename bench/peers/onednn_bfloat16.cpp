@@ -71,7 +71,7 @@ class OneDnnBfloat16Attention : public Computation {
         return "";
     }
     const float *output() const override {
-        widen_all(out16_, Storage::kBFloat16, widened_);
+        widen_all(out16_, DType::kBFloat16, widened_);
         return widened_.data();
     }
     std::string label() const override { return implementations_; }

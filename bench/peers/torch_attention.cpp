@@ -27,9 +27,9 @@ at::Tensor wrap(const Floats &data, at::IntArrayRef shape) {
 }
 
 // A tensor as the shape stores it: its bfloat16 bits, or its float32 values.
-at::Tensor wrap_stored(const Floats &values, const std::vector<uint16_t> &bits, Storage storage,
+at::Tensor wrap_stored(const Floats &values, const std::vector<uint16_t> &bits, DType storage,
                        at::IntArrayRef shape) {
-    if (storage == Storage::kFloat32) return wrap(values, shape);
+    if (storage == DType::kFloat32) return wrap(values, shape);
     return at::from_blob(const_cast<uint16_t *>(bits.data()), shape, at::kBFloat16);
 }
 
@@ -130,7 +130,7 @@ Implementation torch_implementation() {
     // a matmul's operands must share a type.
     impl.supports = [](const BenchShape &s) {
         return s.kv_heads == s.heads &&
-               (!s.sixteen_bit() || (s.storage == Storage::kBFloat16 && !s.modifiers.any()));
+               (!s.sixteen_bit() || (s.storage == DType::kBFloat16 && !s.modifiers.any()));
     };
     impl.set_threads = [](int threads) {
         at::set_num_threads(threads);
