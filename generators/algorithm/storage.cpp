@@ -108,4 +108,13 @@ Halide::Func as_bfloat16(const Halide::Func &stored, const std::string &name) {
     return f;
 }
 
+Halide::Func bfloat16_of_widened(const Halide::Func &widened, const std::string &name) {
+    Halide::Func f(name);
+    const std::vector<Halide::Var> args = widened.args();
+    f(args) = Halide::reinterpret(
+        Halide::BFloat(16),
+        Halide::cast<uint16_t>(Halide::reinterpret<uint32_t>(widened(args)) >> 16));
+    return f;
+}
+
 }  // namespace attngen::algorithm

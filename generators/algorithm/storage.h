@@ -35,4 +35,9 @@ Halide::Func widened(const Halide::Func &stored, DType storage, const std::strin
 // (uint16): the type whose products Halide compiles to bfloat16 dot-product instructions.
 Halide::Func as_bfloat16(const Halide::Func &stored, const std::string &name);
 
+// A float32 Func whose values are bfloat16 values widened (widened(stored, kBFloat16)) as Halide's
+// BFloat(16) values again: the upper 16 bits, exact. Reading a staged float32 copy instead of the
+// 16-bit input turns a transposition's gathers of 16-bit elements into gathers of 32-bit ones.
+Halide::Func bfloat16_of_widened(const Halide::Func &widened, const std::string &name);
+
 }  // namespace attngen::algorithm

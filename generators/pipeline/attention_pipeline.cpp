@@ -118,7 +118,7 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
         std::optional<algorithm::BFloat16Operands> bfloat16;
         if (variant.storage == DType::kBFloat16 && variant.kv_storage == DType::kBFloat16 &&
             schedule_ != nullptr && schedule_->pairs_bfloat16_products(ctx_)) {
-            bfloat16 = algorithm::BFloat16Operands{algorithm::as_bfloat16(in.q, "q_bf16"),
+            bfloat16 = algorithm::BFloat16Operands{algorithm::bfloat16_of_widened(q, "q_bf16"),
                                                    algorithm::as_bfloat16(in.k, "k_bf16")};
         }
         composed_ = algorithm::define_attention(q, k, v, mask, shape, in.scale, modifier,

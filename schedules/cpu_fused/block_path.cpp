@@ -78,6 +78,15 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         }
     }
 
+    // 16-bit storage: the block's queries widened to float32 in their own layout (vector loads
+    // along the features) before the transpositions below read them. Transposed straight from
+    // the input, they were gathers of 16-bit elements, which LLVM builds with vmovw in the
+    // avx512_sapphirerapids entries: an AVX512-FP16 instruction, which AMD's Zen 4 and Zen 5
+    // lack although they have the AVX512-BF16 those entries are for (SIGILL on Zen 5).
+    if (ctx.variant.storage != DType::kFloat32) {
+        f.q.compute_at(out, io).vectorize(f.q.args()[0], vec, kGuard);
+    }
+
     // The block's queries transposed (query index fastest) for vector loads across queries.
     Func qt = f.scores.q.in(f.scores.dot);
     Var qd = qt.args()[0], qi = qt.args()[1];
