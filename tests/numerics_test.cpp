@@ -241,6 +241,39 @@ TEST_P(NonFiniteTest, NegativeInfScoreLeavesItsKeyWithoutInfluence) {
     });
 }
 
+TEST_P(NonFiniteTest, HugeFiniteScoreTakesTheWholeWeight) {
+    // q[..., 0] = big and k[key 3, 0] = big give key 3 a finite score far above the others' in
+    // every row that sees it: its weight is exactly 1 and every other key's exactly 0, so such a
+    // row's out is key 3's value and its lse the score. From scores of about 1e12 up, cpu_fused
+    // gave these rows NaN or -inf (the weights' exponent contracted into a multiply-add, whose
+    // rounding differed from the maximum's by up to half an ulp of the score). Float16 stops at
+    // 65504, below such scores, but its rows must come out right all the same.
+    const auto &s = c_.shape;
+    const auto big = [](DType t) { return t == DType::kFloat16 ? 6e4f : 1e15f; };
+    auto q = c_.q, k = c_.k;
+    for (int64_t n = 0; n < s.batch * s.heads * s.nq; n++) q[n * s.d_k] = big(c_.storage);
+    k[KIndex(0, 0, 3, 0)] = big(c_.kv_type());
+    const Outputs o = Run(q, k, c_.v);
+    const auto stored = [](DType t, float x) {
+        return t == DType::kFloat32 ? x : reference::from_bits(t, reference::to_bits(t, x));
+    };
+    ForEachRow(0, 3, [&](int64_t b, int64_t h, int64_t i, bool affected) {
+        const int64_t row = Row(b, h, i);
+        if (!affected) return;
+        double score = 0;
+        for (int64_t d = 0; d < s.d_k; d++) {
+            score += double(stored(c_.storage, q[row * s.d_k + d])) *
+                     stored(c_.kv_type(), k[KIndex(0, 0, 3, d)]);
+        }
+        score *= c_.effective_scale();
+        EXPECT_NEAR(o.lse[row], score, 1e-5 * std::fabs(score)) << "lse of row " << row;
+        for (int64_t e = 0; e < s.d_v; e++) {
+            const float want = stored(c_.storage, stored(c_.kv_type(), c_.v[VIndex(0, 0, 3, e)]));
+            EXPECT_EQ(o.out[row * s.d_v + e], want) << "row " << row << " e " << e;
+        }
+    });
+}
+
 TEST_P(NonFiniteTest, NanInAllowedValueMakesItsOutputColumnNan) {
     const auto &s = c_.shape;
     const int64_t column = 1;

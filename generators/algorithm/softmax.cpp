@@ -59,7 +59,14 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
                            (Halide::reinterpret<uint32_t>(row_max) == lowest_bits() && !nan_row);
 
     f.weights = Func("weights");
-    f.weights(v.j, v.i, v.h, v.b) = exp2_nonpositive_of_number(exponent(v.j) - row_max);
+    // The exponent computed strictly, as for the maximum, so that the key with the maximum gets
+    // exactly 0 and no key a positive argument: with the product contracted into a multiply-add
+    // with the subtraction (LLVM does so where a schedule inlines the scores), the difference
+    // was the product's rounding error, up to half an ulp of the score, which at scores from
+    // about 1e12 (2^-24 of them is far beyond the exponent range) gave the row's maximum a weight
+    // of 0 or a garbage power of two, and the row NaN or -inf (cpu_fused, 2026-12-07).
+    f.weights(v.j, v.i, v.h, v.b) =
+        exp2_nonpositive_of_number(Halide::strict_float(exponent(v.j)) - row_max);
 
     f.row_sum = Func("row_sum");
     f.row_sum(row) = 0.0f;
