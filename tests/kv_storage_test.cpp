@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -118,6 +119,70 @@ TEST_P(KvStorageTest, EqualsTheFloat32KernelOnTheWidenedCache) {
                 << k.name << " against " << twin->name << ", nq " << nq << ", row " << n;
         }
     }
+}
+
+// One key per row gives each row a weight of exactly 1, so out is the key's value and lse its
+// score, both float32: every bit pattern of the cache type must come out as its exact float32
+// value, through the values (subnormals, the largest finite values and infinities included; NaN
+// stays NaN; -0 may come out as +0 from the sum that starts at 0) and through the keys (q = 1 and
+// scale 1: the score is the key, and lse the score up to its roundings; a NaN or +inf key makes its
+// row NaN and a -inf key leaves its row without weight, as docs/reliability.md says). 65536 rows of
+// one feature each.
+TEST_P(KvStorageTest, EveryValueOfTheCacheTypeIsReadExactly) {
+    const Kernel &kernel = GetParam();
+    const DType type = kernel.variant.kv_storage;
+    AttentionCase c;
+    c.shape = {256, 256, 256, 1, 1, 1, 1};
+    c.causal = kernel.variant.mask.causal;  // Nq = Nk: the key is visible to the query.
+    c.kv_storage = type;
+    c.scale = 1.0f;
+    c.q.assign(65536, 1.0f);
+    std::vector<float> every;
+    for (uint32_t b = 0; b <= 0xffff; b++) {
+        every.push_back(reference::from_bits(type, static_cast<uint16_t>(b)));
+    }
+
+    c.k.assign(65536, 0.0f);
+    c.v = every;
+    Outputs o = Run(c, kernel);
+    int mismatches = 0;
+    for (uint32_t b = 0; b <= 0xffff; b++) {
+        const float want = every[b], got = o.out[b];
+        const bool ok =
+            std::isnan(want) ? std::isnan(got) : (got == want && (want != 0.0f || got == 0.0f));
+        if (!ok && mismatches++ < 5) ADD_FAILURE() << "value bits " << b << " came out " << got;
+    }
+
+    c.k = every;
+    c.v.assign(65536, 1.0f);
+    o = Run(c, kernel);
+    for (uint32_t b = 0; b <= 0xffff; b++) {
+        const float key = every[b];
+        // The kernels' softmax works with the score in base 2, score log2(e) as a float: keys
+        // beyond float32's largest over log2(e) (2.36e38, bfloat16's top 1.3%) give an infinite
+        // exponent, and their rows go as those of an infinite key.
+        const float base_two = key * 1.44269504088896341f;
+        bool ok;
+        if (std::isnan(key) || base_two == INFINITY) {
+            ok = std::isnan(o.lse[b]) && std::isnan(o.out[b]);
+        } else if (base_two == -INFINITY) {
+            ok = o.lse[b] == -INFINITY && o.out[b] == 0.0f;
+        } else {
+            // lse is the score up to the roundings of its base-2 form: a few ulps of the key, and
+            // near 0 a few of 1.0's (2^-22), where a key with a wrong sign, exponent or class
+            // would be off by far more; out is 1 to an ulp or two (the weight exp(s - m) of a
+            // large score is 1 to the rounding of s log2(e)). The values above pass through
+            // exactly, and the keys are widened by the same code.
+            const float tolerance =
+                4 * std::numeric_limits<float>::epsilon() * std::abs(key) + 0x1p-22f;
+            ok = std::abs(o.lse[b] - key) <= tolerance &&
+                 std::abs(o.out[b] - 1.0f) <= 2 * std::numeric_limits<float>::epsilon();
+        }
+        if (!ok && mismatches++ < 10) {
+            ADD_FAILURE() << "key bits " << b << " gave lse " << o.lse[b] << ", out " << o.out[b];
+        }
+    }
+    EXPECT_EQ(mismatches, 0) << kernel.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Compiled, KvStorageTest, ::testing::ValuesIn(KvStorageKernels()),
