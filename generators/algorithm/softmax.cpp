@@ -65,8 +65,11 @@ SoftmaxFuncs define_softmax(const Func &scores, const Expr &nk, const KeyMask &m
     // was the product's rounding error, up to half an ulp of the score, which at scores from
     // about 1e12 (2^-24 of them is far beyond the exponent range) gave the row's maximum a weight
     // of 0 or a garbage power of two, and the row NaN or -inf (cpu_fused, 2026-12-07).
+    // The subtraction is strict too: LLVM's AArch64 backend fuses a multiply into an addition
+    // or subtraction that allows contraction even when the multiply itself does not (its machine
+    // combiner looks at the addition only), and did so here (fmla on the negated maximum).
     f.weights(v.j, v.i, v.h, v.b) =
-        exp2_nonpositive_of_number(Halide::strict_float(exponent(v.j)) - row_max);
+        exp2_nonpositive_of_number(Halide::strict_float(exponent(v.j) - row_max));
 
     f.row_sum = Func("row_sum");
     f.row_sum(row) = 0.0f;
