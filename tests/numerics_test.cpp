@@ -254,21 +254,19 @@ TEST_P(NonFiniteTest, HugeFiniteScoreTakesTheWholeWeight) {
     for (int64_t n = 0; n < s.batch * s.heads * s.nq; n++) q[n * s.d_k] = big(c_.storage);
     k[KIndex(0, 0, 3, 0)] = big(c_.kv_type());
     const Outputs o = Run(q, k, c_.v);
-    const auto stored = [](DType t, float x) {
-        return t == DType::kFloat32 ? x : reference::from_bits(t, reference::to_bits(t, x));
-    };
     ForEachRow(0, 3, [&](int64_t b, int64_t h, int64_t i, bool affected) {
         const int64_t row = Row(b, h, i);
         if (!affected) return;
         double score = 0;
         for (int64_t d = 0; d < s.d_k; d++) {
-            score += double(stored(c_.storage, q[row * s.d_k + d])) *
-                     stored(c_.kv_type(), k[KIndex(0, 0, 3, d)]);
+            score += double(reference::round_to(c_.storage, q[row * s.d_k + d])) *
+                     reference::round_to(c_.kv_type(), k[KIndex(0, 0, 3, d)]);
         }
         score *= c_.effective_scale();
         EXPECT_NEAR(o.lse[row], score, 1e-5 * std::fabs(score)) << "lse of row " << row;
         for (int64_t e = 0; e < s.d_v; e++) {
-            const float want = stored(c_.storage, stored(c_.kv_type(), c_.v[VIndex(0, 0, 3, e)]));
+            const float want = reference::round_to(
+                c_.storage, reference::round_to(c_.kv_type(), c_.v[VIndex(0, 0, 3, e)]));
             EXPECT_EQ(o.out[row * s.d_v + e], want) << "row " << row << " e " << e;
         }
     });
