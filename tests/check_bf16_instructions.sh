@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the instructions of the bfloat16 kernels compiled for AVX512-BF16 (ATTNGEN_BF16_TARGETS):
-# their block path's Q K^T must be vdpbf16ps on whole 512-bit registers (the register tile of
-# the paired form issues a dozen per step of two features), and the same kernels' entries for
+# their block path's Q K^T and P V must be vdpbf16ps on whole 512-bit registers (the register
+# tile of the paired scores issues a dozen per step of two features, that of the paired P V 16
+# per pair of keys), and the same kernels' entries for
 # the other targets, which run on CPUs without the instruction, must hold none. The
 # AVX512-BF16 entries must hold nothing else of Sapphire Rapids, whose CPU model Halide 14 hands
 # LLVM for them: the runtime runs them on AMD's Zen 4 and Zen 5, which have AVX512-BF16 but not

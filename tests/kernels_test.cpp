@@ -95,21 +95,26 @@ TEST(KernelBounds, KernelsTunedForAnotherTargetLeaveTheirCallsToTheDefaults) {
 
 INSTANTIATE_TEST_SUITE_P(Compiled, KernelTest, ::testing::ValuesIn(AttentionKernels()), KernelName);
 
-// Runs a non-causal cpu_fused call of the shape (B1 H2 KV1, head dims d) and returns the kernel
-// that served it, after checking its result.
-std::string KernelForCall(int64_t nq, int64_t nk, int64_t d) {
+// Runs a non-causal cpu_fused call of the shape (B1 H2 KV1, head dims d) in the storage type given
+// and returns the kernel that served it, after checking its result.
+std::string KernelForCall(int64_t nq, int64_t nk, int64_t d, DType storage = DType::kFloat32) {
     AttentionCase c;
     c.shape = {1, 2, 1, nq, nk, d, d};
     c.key_lengths = {nk};
+    c.storage = storage;
     c.prepare(22);
     std::vector<float> out, lse;
     AttentionArgs args = ArgsFor(c, &out, &lse, nullptr, NAN);
+    StoredTensors stored;
+    stored.use_in(c, &args, NAN);
     args.schedule = "cpu_fused";
     CallInfo info;
     Status status = attention(args, &info);
     EXPECT_TRUE(status.ok()) << status.to_string();
-    EXPECT_TRUE(Matches(out, c.out, c.out32)) << "out of " << info.kernel;
-    EXPECT_TRUE(Matches(lse, c.lse, c.lse32)) << "lse of " << info.kernel;
+    stored.widen_out(&out);
+    const double factor = NaiveErrorFactor(storage);
+    EXPECT_TRUE(Matches(out, c.out, c.out32, factor)) << "out of " << info.kernel;
+    EXPECT_TRUE(Matches(lse, c.lse, c.lse32, factor)) << "lse of " << info.kernel;
     return info.kernel;
 }
 
@@ -146,7 +151,8 @@ TEST(KernelBounds, BlockKernelsMatchTheReferenceWithValuesBeyondTheCache) {
         block_kernels++;
         SCOPED_TRACE(k.name);
         const int64_t nk = 2048 * 64 / k.variant.d_v + 301;
-        EXPECT_EQ(KernelForCall(QueriesBeyondEveryBound(), nk, k.variant.d_k), k.name);
+        EXPECT_EQ(KernelForCall(QueriesBeyondEveryBound(), nk, k.variant.d_k, k.variant.storage),
+                  k.name);
     }
     if (block_kernels == 0)
         GTEST_SKIP() << "this build has no cpu_fused block kernel of one head dim";

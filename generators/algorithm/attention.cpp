@@ -37,12 +37,16 @@ AttentionFuncs define_attention(const Func &q, const Func &k, const Func &v, con
     if (bfloat16 != nullptr) {
         paired =
             BFloat16Operands{bfloat16->q, for_query_heads(bfloat16->k, shape, "k_bf16_for_head")};
+        if (bfloat16->v.defined()) {
+            paired->v = for_query_heads(bfloat16->v, shape, "v_bf16_for_head");
+        }
     }
     f.scores = define_scores(q, f.k_for_head, shape.d_k, base_two_scale(scale), f.mask,
                              /*masked=*/false, modifier, scale, paired ? &*paired : nullptr);
     f.softmax = define_softmax(f.scores.scores, shape.nk, f.mask, 1.0f);
-    f.weighted_sum = define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask,
-                                         f.softmax.inv_sum, shape.storage);
+    f.weighted_sum =
+        define_weighted_sum(f.softmax.weights, f.v_for_head, shape.nk, f.mask, f.softmax.inv_sum,
+                            shape.storage, paired && paired->v.defined() ? &paired->v : nullptr);
     f.out = f.weighted_sum.out;
     f.lse = f.softmax.lse;
     f.probs = f.softmax.probs;

@@ -138,7 +138,7 @@ template <typename Value>
 KeyReduction reduce(Func f, const std::vector<Expr> &args, const KeyMask &mask, const Expr &nk,
                     const std::function<Value(Expr)> &value,
                     const std::function<Value(Value, Value)> &combine, const Value &identity,
-                    const std::string &name) {
+                    const std::string &name, bool with_dense = true) {
     const Dims &v = dims();
     // The per-key test (segments) chooses the identity for a key it refuses rather than guarding
     // the reduction with a predicate: a vectorized loop over queries then stays free of per-lane
@@ -151,10 +151,12 @@ KeyReduction reduce(Func f, const std::vector<Expr> &args, const KeyMask &mask, 
                             identity);
     };
     KeyReduction r;
-    r.dense = RDom(0, nk, name + "_dense");
-    if (mask.dense_begin.defined()) r.dense.where(r.dense >= mask.dense_begin(v.i, v.b));
-    r.dense.where(r.dense < mask.dense_end(v.i, v.b));
-    f(args) = combine(Value(f(args)), value_at(r.dense, r.dense));
+    if (with_dense) {
+        r.dense = RDom(0, nk, name + "_dense");
+        if (mask.dense_begin.defined()) r.dense.where(r.dense >= mask.dense_begin(v.i, v.b));
+        r.dense.where(r.dense < mask.dense_end(v.i, v.b));
+        f(args) = combine(Value(f(args)), value_at(r.dense, r.dense));
+    }
     if (!mask.has_band()) return r;
     // A band of at most kCausalGroup keys from `first`, the first `count` of them; each key's
     // index is clamped, which changes no allowed key and tells bounds inference (which does not
@@ -188,8 +190,8 @@ KeyReduction reduce(Func f, const std::vector<Expr> &args, const KeyMask &mask, 
 KeyReduction reduce_over_keys(Func f, const std::vector<Expr> &args, const KeyMask &mask,
                               const Expr &nk, const std::function<Expr(Expr)> &value,
                               const std::function<Expr(Expr, Expr)> &combine, const Expr &identity,
-                              const std::string &name) {
-    return reduce<Expr>(f, args, mask, nk, value, combine, identity, name);
+                              const std::string &name, bool with_dense) {
+    return reduce<Expr>(f, args, mask, nk, value, combine, identity, name, with_dense);
 }
 
 KeyReduction reduce_tuple_over_keys(

@@ -100,12 +100,14 @@ struct KeyReduction {
 // Adds the update definitions that fold value(key) into f over the allowed keys of each query:
 // f(args) = combine(f(args), value(key)), one update per part (dense, then band, then lower
 // band). args must contain the Vars i and b of dims(). identity is combine's neutral element: a
-// key in the range that the per-key test refuses contributes it instead of its value.
+// key in the range that the per-key test refuses contributes it instead of its value. With
+// with_dense = false only the bands are added (dense is then undefined): for a caller that has
+// reduced the dense part in a form of its own (the paired P V of weighted_sum.h).
 KeyReduction reduce_over_keys(
     Halide::Func f, const std::vector<Halide::Expr> &args, const KeyMask &mask,
     const Halide::Expr &nk, const std::function<Halide::Expr(Halide::Expr)> &value,
     const std::function<Halide::Expr(Halide::Expr, Halide::Expr)> &combine,
-    const Halide::Expr &identity, const std::string &name);
+    const Halide::Expr &identity, const std::string &name, bool with_dense = true);
 
 // reduce_over_keys for a Func of several values: f(args) = combine(f(args), value(key)).
 KeyReduction reduce_tuple_over_keys(

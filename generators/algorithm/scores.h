@@ -12,9 +12,10 @@
 namespace attngen::algorithm {
 
 // The operands of the dot products as bfloat16 values (Halide's BFloat(16)) for their paired
-// form: q(d, i, h, b) and k(d, j, h, b), k indexed by the query head as ScoresFuncs::k is.
+// form: q(d, i, h, b) and k(d, j, h, b), k indexed by the query head as ScoresFuncs::k is; and
+// v(e, j, h, b) for the paired form of P V (weighted_sum.h), undefined where P V stays float32.
 struct BFloat16Operands {
-    Halide::Func q, k;
+    Halide::Func q, k, v;
 };
 
 struct ScoresFuncs {

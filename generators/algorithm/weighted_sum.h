@@ -22,11 +22,30 @@ struct WeightedSumFuncs {
     // The reduction over allowed keys: the dense part and the bands after and before it (see
     // mask.h).
     Halide::RDom keys, band, lower_band;
+    // The paired form (define_weighted_sum given bfloat16 values; keys is then undefined). acc's
+    // first update adds p_pairs(r, i, x, h, b) v_pairs(r, e, x, h, b) over pairs (r of extent 2
+    // inner, x over the pairs of keys 2 x, 2 x + 1 that lie inside the dense part): products of
+    // bfloat16 values two at a time, as in the paired form of the scores (scores.h), which x86
+    // targets with AVX512-BF16 compile to vdpbf16ps. p_pairs(r, i, x) = p(2 x + r, i) rounded to
+    // bfloat16, as FlashAttention rounds P on GPUs, and v_pairs(r, e, x) = v(e, 2 x + r): a
+    // schedule stages both so that the two keys of a pair are adjacent. The second update adds,
+    // in float32, the dense part's keys outside whole pairs (its first key where it begins at an
+    // odd key, its last where it ends at one), over edge; the bands follow as in the plain form.
+    Halide::Func p_pairs, v_pairs;
+    Halide::RDom pairs, edge;
+
+    // The index of band's update: after the dense part's one update, or its two in the paired
+    // form; lower_band's is the next.
+    int band_stage() const { return pairs.defined() ? 2 : 1; }
 };
 
+// bfloat16_v, when given, holds v(e, j, h, b) as Halide's BFloat(16) values (the same values as
+// v): P V then takes the paired form above where the mask has no per-key test (mask.h, allowed:
+// a refused key inside a pair would pass its value, even NaN, to the other key's sum).
 WeightedSumFuncs define_weighted_sum(const Halide::Func &p, const Halide::Func &v,
                                      const Halide::Expr &nk, const KeyMask &mask,
                                      const Halide::Func &row_scale = Halide::Func(),
-                                     DType storage = DType::kFloat32);
+                                     DType storage = DType::kFloat32,
+                                     const Halide::Func *bfloat16_v = nullptr);
 
 }  // namespace attngen::algorithm

@@ -119,7 +119,8 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
         if (variant.storage == DType::kBFloat16 && variant.kv_storage == DType::kBFloat16 &&
             schedule_ != nullptr && schedule_->pairs_bfloat16_products(ctx_)) {
             bfloat16 = algorithm::BFloat16Operands{algorithm::bfloat16_of_widened(q, "q_bf16"),
-                                                   algorithm::as_bfloat16(in.k, "k_bf16")};
+                                                   algorithm::as_bfloat16(in.k, "k_bf16"),
+                                                   algorithm::as_bfloat16(in.v, "v_bf16")};
         }
         composed_ = algorithm::define_attention(q, k, v, mask, shape, in.scale, modifier,
                                                 bfloat16 ? &*bfloat16 : nullptr);

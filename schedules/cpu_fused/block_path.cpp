@@ -130,7 +130,30 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     }
 
     // P V, one register tile per output tile.
-    Func acc = f.weighted_sum.acc;
+    const algorithm::WeightedSumFuncs &ws = f.weighted_sum;
+    Func acc = ws.acc;
+    const bool paired = ws.pairs.defined();
+    if (paired) {
+        // In the paired form, the block's weights rounded to bfloat16 and the head's values, each
+        // with the two keys of a pair adjacent: a vector of (key pair, query) weights per pair of
+        // keys, and of (key pair, feature) values. The tiles below read one of the two as
+        // vectors and the other as 32-bit broadcasts, as the paired scores do.
+        Func p_pairs = ws.p_pairs;
+        const Var pr = p_pairs.args()[0], pi = p_pairs.args()[1];
+        p_pairs.compute_at(out, io).bound(pr, 0, 2).vectorize(pr).vectorize(pi, vec, kGuard);
+        // The values' pairs are written as two vectors of features, one per key, which Halide
+        // interleaves into one store: vectorized across the pair too, each vector was 16 gathers
+        // of two 16-bit values a key row apart (vmovw, AVX512-FP16, as for the queries above).
+        Func v_pairs = ws.v_pairs;
+        const Var vr = v_pairs.args()[0], ve = v_pairs.args()[1];
+        Var veo("veo"), vei("vei");
+        v_pairs.compute_at(out, v.h)
+            .bound(vr, 0, 2)
+            .split(ve, veo, vei, vec, kGuard)
+            .reorder(vei, vr, veo)
+            .vectorize(vei)
+            .unroll(vr);
+    }
     if (feature_tiles) {
         // The block's accumulators live at the block (d_v x block_q floats), so that P V can take
         // its keys in chunks outside the tiles; within a chunk a tile's accumulators stay in
@@ -138,34 +161,52 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         acc.compute_at(out, io).reorder_storage(v.e, v.i).bound_storage(v.i, bq).vectorize(v.e, vec,
                                                                                            kGuard);
         Var et("et"), ef("ef");
-        const Halide::RVar keys = f.weighted_sum.keys;
+        // The loop over keys, or over pairs of keys with the pair innermost in the vectors of
+        // values (vdpbf16ps with each pair of weights broadcast).
+        const Halide::RVar keys = paired ? Halide::RVar(ws.pairs.y) : Halide::RVar(ws.keys);
+        const int chunk = paired ? p.value_key_chunk / 2 : p.value_key_chunk;
         auto pv_tiles = [&](Stage s) -> Stage {
-            return s.split(v.i, iq, ir, p.value_rows, kGuard)
+            s.split(v.i, iq, ir, p.value_rows, kGuard)
                 .split(v.e, et, ef, tile_e, kGuard)
-                .split(ef, eu, el, vec, kGuard)
-                .vectorize(el)
-                .unroll(eu)
-                .unroll(ir);
+                .split(ef, eu, el, vec, kGuard);
+            if (paired) s.atomic().vectorize(ws.pairs.x);
+            return s.vectorize(el).unroll(eu).unroll(ir);
         };
-        if (p.value_key_chunk > 0) {
+        auto inner = [&](std::vector<Halide::VarOrRVar> loops) {
+            if (paired) loops.insert(loops.begin(), Halide::RVar(ws.pairs.x));
+            return loops;
+        };
+        if (chunk > 0) {
             Halide::RVar kc("kc"), ki("ki");
             pv_tiles(acc.update(0).specialize(f.shape.nk * f.shape.d_v >
                                               FusedParams::kChunkedValueFloats))
-                .split(keys, kc, ki, p.value_key_chunk, kGuard)
-                .reorder(el, eu, ir, ki, et, iq, kc);
+                .split(keys, kc, ki, chunk, kGuard)
+                .reorder(inner({el, eu, ir, ki, et, iq, kc}));
         }
-        pv_tiles(acc.update(0)).reorder(el, eu, ir, keys, et, iq);
+        pv_tiles(acc.update(0)).reorder(inner({el, eu, ir, keys, et, iq}));
+        if (paired) acc.update(1).vectorize(v.e, vec, kGuard);
     } else {
-        // Per key: query_vectors vector loads of weights, value_tile broadcasts of values.
+        // Per key: query_vectors vector loads of weights, value_tile broadcasts of values; in the
+        // paired form the same per pair of keys, of weight pairs and value pairs.
         acc.compute_at(out, eo)
             .reorder_storage(v.i, v.e)
             .bound_storage(v.i, bq)
             .bound_storage(v.e, p.value_tile)
             .vectorize(v.i, bq, kGuard)
             .unroll(v.e);
-        acc.update(0).reorder(v.e, f.weighted_sum.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
+        if (paired) {
+            acc.update(0)
+                .reorder(ws.pairs.x, v.i, v.e, ws.pairs.y)
+                .atomic()
+                .vectorize(ws.pairs.x)
+                .vectorize(v.i, bq, kGuard)
+                .unroll(v.e);
+            acc.update(1).reorder(v.i, v.e, ws.edge).vectorize(v.i, bq, kGuard).unroll(v.e);
+        } else {
+            acc.update(0).reorder(v.e, ws.keys, v.i).vectorize(v.i, bq, kGuard).unroll(v.e);
+        }
         for (const auto &[stage, band] :
-             {std::pair{1, f.weighted_sum.band}, std::pair{2, f.weighted_sum.lower_band}}) {
+             {std::pair{ws.band_stage(), ws.band}, std::pair{ws.band_stage() + 1, ws.lower_band}}) {
             if (band.defined()) {
                 acc.update(stage).reorder(v.i, v.e, band).vectorize(v.i, bq, kGuard).unroll(v.e);
             }
