@@ -27,12 +27,12 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // sequence. When Nq and d_v divide the block and tile sizes (the common case), a
     // specialization drops every tail check from the inner loops.
     Func out = f.out;
-    auto block_loops = [&](Stage s, TailStrategy tail) {
-        s.split(v.i, io, ii, bq, tail).split(v.e, eo, ei, tile_e, tail);
+    auto block_loops = [&](Stage s, TailStrategy tail, TailStrategy feature_tail) {
+        s.split(v.i, io, ii, bq, tail).split(v.e, eo, ei, tile_e, feature_tail);
         if (feature_tiles) {
             // Tiles of value_rows queries by tile_e features, stored as whole vectors of a row.
             s.split(ii, iq, ir, p.value_rows, tail)
-                .split(ei, eu, el, vec, tail)
+                .split(ei, eu, el, vec, feature_tail)
                 .reorder(el, eu, ir, eo, iq, io, v.h, v.b)
                 .vectorize(el)
                 .unroll(eu)
@@ -43,8 +43,19 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         s.parallel(io).parallel(v.h).parallel(v.b);
     };
     block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % tile_e == 0),
-                TailStrategy::RoundUp);
-    block_loops(out, kGuard);
+                TailStrategy::RoundUp, TailStrategy::RoundUp);
+    if (f.weighted_sum.pairs.defined() && ctx.variant.d_v <= 0) {
+        // With P V paired and d_v read at run time, a call whose Nq the blocks do not divide took
+        // 1.8x the float32 kernel's time with a check on each feature of the unrolled tiles
+        // (their accumulators went to the stack), 1.07x with this specialization (bfloat16,
+        // causal, B1 H8 N2047 d64, Zen 5, 2 threads; float32 itself took 1.1x its time at N2048
+        // there). Each specialization is another copy of the pipeline to compile: 12 -> 19 s for
+        // the generic causal bfloat16 kernel, which is why float32 kernels go without it. A
+        // kernel with a fixed d_v has no such checks, and there a condition known to hold made
+        // Halide 14 drop the fused lse loop's definition (lse came out wrong).
+        block_loops(out.specialize(f.shape.d_v % tile_e == 0), kGuard, TailStrategy::RoundUp);
+    }
+    block_loops(out, kGuard, kGuard);
     // The log-sum-exp (and the probabilities) of a block come from the same row statistics,
     // so they are computed in the same loop over blocks.
     Func lse = f.lse;
