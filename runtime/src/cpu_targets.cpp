@@ -133,8 +133,9 @@ bool cpu_is_amd() {
 // Where the AVX512-BF16 entries (the bfloat16 kernels' paired products, vdpbf16ps) run:
 // ATTNGEN_BF16_DOT=auto (the default) where vdpbf16ps is faster than the float32 FMAs it
 // replaces, on AMD's cores: Zen 4 runs it at twice their FLOP rate (docs/design.md, section 4),
-// and on Zen 5 the bfloat16 kernel with Q K^T paired took 0.81x the time of the float32 kernel,
-// where its AVX-512 entry took 1.01x (B1 H8 N2048 d64, two threads, 2026-12-07).
+// and on Zen 5 the bfloat16 kernel with Q K^T and P V paired took 0.63-0.65x the time of the
+// float32 kernel (Q K^T alone 0.81x), where its AVX-512 entry took 1.01x (B1 H8 N2048 d64, two
+// threads, 2026-12-07).
 // Intel's cores with AVX512-BF16 run it at half their rate (Xeon family 6 model 207: 0.73 ns per
 // 512-bit vdpbf16ps against 0.18 per vfmadd231ps, 12 independent accumulators each), and the
 // paired kernels took 1.1-1.3x the time of their AVX-512 entries there; Intel's bfloat16 speed is

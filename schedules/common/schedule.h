@@ -147,9 +147,10 @@ class Schedule {
         return {};
     }
 
-    // Whether the composed attention takes the paired form of its dot products
-    // (algorithm/scores.h: bfloat16 products two at a time, which this context's target runs as
-    // one instruction); asked only of contexts whose q and k are bfloat16.
+    // Whether the composed attention takes the paired form of its dot products, Q K^T and P V
+    // (algorithm/scores.h and weighted_sum.h: bfloat16 products two at a time, which this
+    // context's target runs as one instruction); asked only of contexts whose q, k and v are
+    // bfloat16.
     virtual bool pairs_bfloat16_products(const Context &ctx) const {
         (void)ctx;
         return false;
