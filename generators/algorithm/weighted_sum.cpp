@@ -11,7 +11,7 @@ using Halide::RDom;
 namespace {
 
 // The dense part of P V in the paired form (weighted_sum.h): whole pairs of keys as bfloat16
-// products, then the keys of the part outside whole pairs in float32.
+// products, then an odd last key in float32.
 void add_paired_dense_part(WeightedSumFuncs &f, const Func &bfloat16_v, const Expr &nk,
                            const KeyMask &mask) {
     const Dims &x = dims();
@@ -22,35 +22,21 @@ void add_paired_dense_part(WeightedSumFuncs &f, const Func &bfloat16_v, const Ex
     f.v_pairs = Func("v_pairs");
     f.v_pairs(r, x.e, pair, x.h, x.b) = bfloat16_v(x.e, 2 * pair + r, x.h, x.b);
 
-    // The pairs inside [begin, end): from the first even key at or after begin to the last even
-    // key before end, 2 x in [2 ceil(begin / 2), 2 floor(end / 2)).
+    // The pairs before end (the dense part starts at key 0 where this form is taken), 2 x in
+    // [0, 2 floor(end / 2)).
     const Expr end = mask.dense_end(x.i, x.b);
-    const bool has_begin = mask.dense_begin.defined();
-    const Expr begin = has_begin ? mask.dense_begin(x.i, x.b) : Expr(0);
     f.pairs = RDom(0, 2, 0, nk / 2, "pairs");
-    if (has_begin) f.pairs.where(f.pairs.y >= (begin + 1) / 2);
     f.pairs.where(f.pairs.y < end / 2);
     const std::vector<Expr> element{x.e, x.i, x.h, x.b};
     f.acc(element) += Halide::cast<float>(f.p_pairs(f.pairs.x, x.i, f.pairs.y, x.h, x.b)) *
                       Halide::cast<float>(f.v_pairs(f.pairs.x, x.e, f.pairs.y, x.h, x.b));
 
-    // The keys left over: begin where it is odd, end - 1 where end is odd and that key is not in
-    // a pair or already begin (end - 1 >= begin rounded up to even). Clamped for bounds
-    // inference, which does not look at the predicate.
-    Expr key;
-    if (has_begin) {
-        f.edge = RDom(0, 2, "edge");
-        const Expr odd_begin = begin % 2 == 1 && begin < end;
-        const Expr odd_end = end % 2 == 1 && end - 1 >= begin + begin % 2;
-        f.edge.where(Halide::select(f.edge.x == 0, odd_begin, odd_end));
-        key = Halide::select(f.edge.x == 0, begin, end - 1);
-    } else {
-        // (The key names edge, always 0: an update must read the domain it runs over.)
-        f.edge = RDom(0, 1, "edge");
-        f.edge.where(end % 2 == 1);
-        key = end - 1 + f.edge.x;
-    }
-    key = Halide::clamp(key, 0, nk - 1);
+    // The key left over where end is odd, end - 1. It names edge, always 0, since an update
+    // must read the domain it runs over; clamped for bounds inference, which does not look at
+    // the predicate.
+    f.edge = RDom(0, 1, "edge");
+    f.edge.where(end % 2 == 1);
+    const Expr key = Halide::clamp(end - 1 + f.edge.x, 0, nk - 1);
     f.acc(element) += f.p(key, x.i, x.h, x.b) * f.v(x.e, key, x.h, x.b);
 }
 
@@ -67,7 +53,8 @@ WeightedSumFuncs define_weighted_sum(const Func &p, const Func &v, const Expr &n
     f.acc = Func("acc");
     const std::vector<Expr> element{x.e, x.i, x.h, x.b};
     f.acc(element) = 0.0f;
-    const bool paired = bfloat16_v != nullptr && !mask.allowed.defined();
+    const bool paired =
+        bfloat16_v != nullptr && !mask.allowed.defined() && !mask.dense_begin.defined();
     if (paired) add_paired_dense_part(f, *bfloat16_v, nk, mask);
     KeyReduction keys = reduce_over_keys(
         f.acc, element, mask, nk,

@@ -29,8 +29,8 @@ struct WeightedSumFuncs {
     // targets with AVX512-BF16 compile to vdpbf16ps. p_pairs(r, i, x) = p(2 x + r, i) rounded to
     // bfloat16, as FlashAttention rounds P on GPUs, and v_pairs(r, e, x) = v(e, 2 x + r): a
     // schedule stages both so that the two keys of a pair are adjacent. The second update adds,
-    // in float32, the dense part's keys outside whole pairs (its first key where it begins at an
-    // odd key, its last where it ends at one), over edge; the bands follow as in the plain form.
+    // in float32, the dense part's last key where it ends at an odd key, over edge; the bands
+    // follow as in the plain form.
     Halide::Func p_pairs, v_pairs;
     Halide::RDom pairs, edge;
 
@@ -41,7 +41,8 @@ struct WeightedSumFuncs {
 
 // bfloat16_v, when given, holds v(e, j, h, b) as Halide's BFloat(16) values (the same values as
 // v): P V then takes the paired form above where the mask has no per-key test (mask.h, allowed:
-// a refused key inside a pair would pass its value, even NaN, to the other key's sum).
+// a refused key inside a pair would pass its value, even NaN, to the other key's sum) and its
+// dense part starts at key 0 (no window: no kernel pairs one yet, so that form is not written).
 WeightedSumFuncs define_weighted_sum(const Halide::Func &p, const Halide::Func &v,
                                      const Halide::Expr &nk, const KeyMask &mask,
                                      const Halide::Func &row_scale = Halide::Func(),
