@@ -2,7 +2,8 @@
 # Checks the instructions of the bfloat16 kernels compiled for AVX512-BF16 (ATTNGEN_BF16_TARGETS):
 # their block path's Q K^T and P V must be vdpbf16ps on whole 512-bit registers (the register
 # tile of the paired scores issues a dozen per step of two features, that of the paired P V 16
-# per pair of keys), and the same kernels' entries for
+# per pair of keys), the weights of P V must be rounded to bfloat16 by vcvtne2ps2bf16, and the
+# same kernels' entries for
 # the other targets, which run on CPUs without the instruction, must hold none. The
 # AVX512-BF16 entries must hold nothing else of Sapphire Rapids, whose CPU model Halide 14 hands
 # LLVM for them: the runtime runs them on AMD's Zen 4 and Zen 5, which have AVX512-BF16 but not
@@ -22,6 +23,11 @@ for object in "$dir"/attention_bf16*_cpu_fused-*.o; do
     *avx512_sapphirerapids*)
         if [ "$count" -lt 12 ]; then
             echo "FAIL: $name: $count vdpbf16ps on zmm registers" >&2
+            exit 1
+        fi
+        rounded=$("$objdump" -d --no-show-raw-insn "$object" | grep -c 'vcvtne2ps2bf16' || true)
+        if [ "$rounded" -lt 1 ]; then
+            echo "FAIL: $name: the weights of P V are not rounded by vcvtne2ps2bf16" >&2
             exit 1
         fi
         # The mnemonic is objdump's second field; F16C's vcvtps2ph is the one *ph allowed.
