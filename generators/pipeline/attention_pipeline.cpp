@@ -97,27 +97,40 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     shape.heads = param_or(variant.heads, in.q.dim(2).extent());
     shape.kv_heads = param_or(variant.kv_heads, in.k.dim(2).extent());
     shape.storage = variant.storage;
+    if (!autoscheduled) {
+        schedule_ = &schedules::schedule_or_error(variant.schedule);
+        ctx_ = schedules::make_context(target, variant);
+        online_ = schedule_->uses_online_softmax(ctx_);
+    }
+    const bool paired = !online_ && variant.storage == DType::kBFloat16 &&
+                        variant.kv_storage == DType::kBFloat16 && schedule_ != nullptr &&
+                        schedule_->pairs_bfloat16_products(ctx_);
+    // Where bfloat16 products are paired, the queries' rows are read clamped to the last one, so
+    // that the schedule may compute whole blocks of queries past Nq (rows it never stores):
+    // the paired register tiles, checked row by row in a block cut short, spilled their
+    // accumulators (schedules/cpu_fused/block_path.cpp). The queries are staged widened per
+    // block there, so the clamp is one scalar minimum per row.
+    Halide::Func q_rows = in.q;
+    if (paired) {
+        q_rows = Halide::Func("q_rows");
+        const Halide::Var d("d"), i("i"), h("h"), b("b");
+        q_rows(d, i, h, b) = in.q(d, Halide::min(i, shape.nq - 1), h, b);
+    }
     // The stages compute in float32 from inputs widened where they are read (storage.h).
-    const Halide::Func q = algorithm::widened(in.q, variant.storage, "q_widened");
+    const Halide::Func q = algorithm::widened(q_rows, variant.storage, "q_widened");
     const Halide::Func k = algorithm::widened(in.k, variant.kv_storage, "k_widened");
     const Halide::Func v = algorithm::widened(in.v, variant.kv_storage, "v_widened");
     const algorithm::KeyMask mask =
         in.modifiers.key_mask(variant.mask, in.key_lengths, shape.nq, shape.nk);
     const algorithm::ScoreModifier modifier =
         in.modifiers.score_modifier(variant.score, shape.nq, shape.nk);
-    if (!autoscheduled) {
-        schedule_ = &schedules::schedule_or_error(variant.schedule);
-        ctx_ = schedules::make_context(target, variant);
-        online_ = schedule_->uses_online_softmax(ctx_);
-    }
     if (online_) {
         const schedules::Schedule::OnlineLayout layout = schedule_->online_layout(ctx_);
         online_funcs_ =
             algorithm::define_online_attention(q, k, v, mask, shape, in.scale, layout, modifier);
     } else {
         std::optional<algorithm::BFloat16Operands> bfloat16;
-        if (variant.storage == DType::kBFloat16 && variant.kv_storage == DType::kBFloat16 &&
-            schedule_ != nullptr && schedule_->pairs_bfloat16_products(ctx_)) {
+        if (paired) {
             bfloat16 = algorithm::BFloat16Operands{algorithm::bfloat16_of_widened(q, "q_bf16"),
                                                    algorithm::as_bfloat16(in.k, "k_bf16"),
                                                    algorithm::as_bfloat16(in.v, "v_bf16")};

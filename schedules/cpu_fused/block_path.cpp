@@ -44,15 +44,26 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     };
     block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % tile_e == 0),
                 TailStrategy::RoundUp, TailStrategy::RoundUp);
-    if (f.weighted_sum.pairs.defined() && ctx.variant.d_v <= 0) {
-        // With P V paired and d_v read at run time, a call whose Nq the blocks do not divide took
-        // 1.8x the float32 kernel's time with a check on each feature of the unrolled tiles
-        // (their accumulators went to the stack), 1.07x with this specialization (bfloat16,
-        // causal, B1 H8 N2047 d64, Zen 5, 2 threads; float32 itself took 1.1x its time at N2048
-        // there). Each specialization is another copy of the pipeline to compile: 12 -> 19 s for
-        // the generic causal bfloat16 kernel, which is why float32 kernels go without it. A
-        // kernel with a fixed d_v has no such checks, and there a condition known to hold made
-        // Halide 14 drop the fused lse loop's definition (lse came out wrong).
+    const bool bands = f.softmax.max_band.defined();
+    if (f.weighted_sum.pairs.defined() && !bands) {
+        // With P V paired and no bands, where there is at least one whole block, the last block
+        // shifts inwards and computes again a few rows of the block before it, so that every
+        // block is whole: B1 H8 Nq255 Nk1024 d64 took 0.45x the float32 kernel's time with the d64
+        // kernel and 0.54x with the generic one, against 1.27x and 1.25x with checked blocks
+        // (Zen 5, 2 threads). With bands (causal) the same shift made LLVM gather 16-bit elements
+        // with vmovw, an AVX512-FP16 instruction (SIGILL on Zen 5, which has AVX512-BF16 but not
+        // FP16); those kernels compute whole blocks instead (below). A condition known to hold
+        // (d_v % tile_e == 0 where d_v is fixed) made Halide 14 drop the fused lse loop's
+        // definition (lse came out wrong), so it is only asked where d_v is read at run time.
+        // Each specialization is another copy of the pipeline to compile, which is why float32
+        // kernels go without one.
+        Halide::Expr whole = f.shape.nq >= bq;
+        if (ctx.variant.d_v <= 0) whole = whole && f.shape.d_v % tile_e == 0;
+        block_loops(out.specialize(whole), TailStrategy::ShiftInwards, TailStrategy::RoundUp);
+    } else if (f.weighted_sum.pairs.defined() && ctx.variant.d_v <= 0) {
+        // With P V paired, bands and d_v read at run time, a call whose d_v the tiles do not
+        // divide checks each feature of the unrolled tiles; this specialization drops the
+        // checks where it does (12 -> 19 s to generate the generic causal bfloat16 kernel).
         block_loops(out.specialize(f.shape.d_v % tile_e == 0), kGuard, TailStrategy::RoundUp);
     }
     block_loops(out, kGuard, kGuard);
@@ -144,6 +155,24 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     const algorithm::WeightedSumFuncs &ws = f.weighted_sum;
     Func acc = ws.acc;
     const bool paired = ws.pairs.defined();
+    // In the paired form every block computes a whole block of queries, the last one's rows
+    // past Nq too (never stored; the pipeline reads the queries clamped to the last row for
+    // them): the accumulators' extent is fixed, and with it that of every stage of the block. A
+    // block cut short checked every unrolled row of the paired register tiles, whose
+    // accumulators then went to the stack: with Nq below one block (no shift above), B1 H8 Nq31
+    // Nk77 d64 took 2.0x the float32 kernel's time with the d64 kernel and 0.37x computing the
+    // whole block; causal N2047, which keeps its blocks checked, 1.08x and 0.84-0.91x (Zen 5, 2
+    // threads, kernels called in turns). The generic kernels' tiles across queries still check
+    // their rows in such a block (Nq31: 3.8x -> 2.2x). Not where a modifier reads a tensor by
+    // query (a bias, a user's modifier), whose rows past Nq do not exist.
+    const bool whole_blocks = paired && !ctx.variant.score.bias && ctx.variant.score_mod.empty();
+    auto block_rows = [&](Func fn) {
+        if (whole_blocks) {
+            fn.bound_extent(v.i, bq);
+        } else {
+            fn.bound_storage(v.i, bq);
+        }
+    };
     if (paired) {
         // In the paired form, the block's weights rounded to bfloat16 and the head's values, each
         // with the two keys of a pair adjacent: a vector of (key pair, query) weights per pair of
@@ -169,8 +198,8 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         // The block's accumulators live at the block (d_v x block_q floats), so that P V can take
         // its keys in chunks outside the tiles; within a chunk a tile's accumulators stay in
         // registers. Calls whose values fit the cache run the keys in one piece.
-        acc.compute_at(out, io).reorder_storage(v.e, v.i).bound_storage(v.i, bq).vectorize(v.e, vec,
-                                                                                           kGuard);
+        acc.compute_at(out, io).reorder_storage(v.e, v.i).vectorize(v.e, vec, kGuard);
+        block_rows(acc);
         Var et("et"), ef("ef");
         // The loop over keys, or over pairs of keys with the pair innermost in the vectors of
         // values (vdpbf16ps with each pair of weights broadcast).
@@ -199,9 +228,9 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     } else {
         // Per key: query_vectors vector loads of weights, value_tile broadcasts of values; in the
         // paired form the same per pair of keys, of weight pairs and value pairs.
+        block_rows(acc);
         acc.compute_at(out, eo)
             .reorder_storage(v.i, v.e)
-            .bound_storage(v.i, bq)
             .bound_storage(v.e, p.value_tile)
             .vectorize(v.i, bq, kGuard)
             .unroll(v.e);
