@@ -178,6 +178,29 @@ TEST(CpuFusedSearchSpace, DefaultTilesFollowTheValueHeadDimAndTheRegisters) {
     EXPECT_EQ(fallback(fused->attention_search_space(ctx), "features_tile"), 1);
 }
 
+// Decode kernels of a 16-bit KV cache keep more keys in flight than float32 ones: with half the
+// bytes per key the scores pass waits on each key's chain of multiply-adds, not on memory
+// (schedules/cpu_fused/defaults.cpp). Their default is one of the search space's values, so that
+// the tuner starts from it.
+TEST(CpuFusedSearchSpace, DecodeKernelsOf16BitCachesUnrollMoreKeys) {
+    const schedules::Schedule *fused = schedules::find_schedule("cpu_fused");
+    schedules::Context ctx;
+    ctx.target = Halide::Target("x86-64-linux-avx-avx2-avx512-avx512_skylake-f16c-fma-sse41");
+    ctx.variant.max_queries = 8;
+    for (const auto &[kv, expected] : std::vector<std::pair<DType, int>>{
+             {DType::kFloat32, 2}, {DType::kBFloat16, 8}, {DType::kFloat16, 8}}) {
+        ctx.variant.kv_storage = kv;
+        const schedules::SearchSpace space = fused->attention_search_space(ctx);
+        SCOPED_TRACE(dtype_name(kv));
+        const auto param = std::find_if(space.params.begin(), space.params.end(),
+                                        [](const auto &p) { return p.name == "decode_key_unroll"; });
+        ASSERT_NE(param, space.params.end());
+        EXPECT_EQ(param->fallback, expected);
+        EXPECT_NE(std::find(param->values.begin(), param->values.end(), expected),
+                  param->values.end());
+    }
+}
+
 // Tuned values can still reach a target they were not searched on (a tuning passed by hand, or
 // tuning_target left out). Register tiles searched on AVX-512 (32 vector registers) that do not fit
 // AVX2's or SSE4.1's 16, or P V rows that do not divide a narrower target's query group, take that

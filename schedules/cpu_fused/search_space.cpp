@@ -13,7 +13,7 @@ SearchSpace search_space(const Context &ctx) {
     const FusedParams d(untuned);
     const std::vector<TunableParam> decode = {
         {"decode_key_chunk", {256, 512, 1024, 2048, 4096}, d.decode_key_chunk},
-        {"decode_key_unroll", {2, 4}, d.decode_key_unroll}};
+        {"decode_key_unroll", {2, 4, 8, 16}, d.decode_key_unroll}};
     const std::vector<TunableParam> tiles = {
         {"query_vectors", {1, 2, 3, 4}, d.query_vectors},
         {"key_tile", {2, 3, 4, 5, 6, 7, 8, 10, 12}, d.key_tile},
