@@ -48,9 +48,9 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     if (f.weighted_sum.pairs.defined() && !bands) {
         // With P V paired and no bands, where there is at least one whole block, the last block
         // shifts inwards and computes again a few rows of the block before it, so that every
-        // block is whole: B1 H8 Nq255 Nk1024 d64 took 0.45x the float32 kernel's time with the d64
-        // kernel and 0.54x with the generic one, against 1.27x and 1.25x with checked blocks
-        // (Zen 5, 2 threads). With bands (causal) the same shift made LLVM gather 16-bit elements
+        // block is whole: B1 H8 Nq255 Nk1024 d64 took 0.45-0.51x the float32 kernel's time with
+        // the d64 kernel (1.27x with checked blocks) and 0.54-0.60x with the generic one (Zen 5,
+        // 2 threads). With bands (causal) the same shift made LLVM gather 16-bit elements
         // with vmovw, an AVX512-FP16 instruction (SIGILL on Zen 5, which has AVX512-BF16 but not
         // FP16); those kernels compute whole blocks instead (below). A condition known to hold
         // (d_v % tile_e == 0 where d_v is fixed) made Halide 14 drop the fused lse loop's
@@ -163,7 +163,7 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // Nk77 d64 took 2.0x the float32 kernel's time with the d64 kernel and 0.37x computing the
     // whole block; causal N2047, which keeps its blocks checked, 1.08x and 0.84-0.91x (Zen 5, 2
     // threads, kernels called in turns). The generic kernels' tiles across queries still check
-    // their rows in such a block (Nq31: 3.8x -> 2.2x). Not where a modifier reads a tensor by
+    // their rows in such a block (Nq31: 2.2x). Not where a modifier reads a tensor by
     // query (a bias, a user's modifier), whose rows past Nq do not exist.
     const bool whole_blocks = paired && !ctx.variant.score.bias && ctx.variant.score_mod.empty();
     auto block_rows = [&](Func fn) {
