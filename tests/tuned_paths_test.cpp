@@ -22,6 +22,15 @@
 namespace attngen::tuner {
 namespace {
 
+// The parameter of a search space named `name`, or null.
+const schedules::TunableParam *FindParam(const schedules::SearchSpace &space,
+                                         const std::string &name) {
+    for (const schedules::TunableParam &param : space.params) {
+        if (param.name == name) return &param;
+    }
+    return nullptr;
+}
+
 // Schedule parameters from "name=value,..."; a malformed text fails the test.
 std::map<std::string, int> Tuning(const std::string &text) {
     std::map<std::string, int> tuning;
@@ -153,10 +162,8 @@ TEST(CpuFusedSearchSpace, OffersEachPathWithItsDefaultsAsAStartingPoint) {
 // With 16 vector registers the across-queries tile is narrower, so that it stays in registers.
 TEST(CpuFusedSearchSpace, DefaultTilesFollowTheValueHeadDimAndTheRegisters) {
     auto fallback = [](const schedules::SearchSpace &space, const std::string &name) {
-        for (const auto &param : space.params) {
-            if (param.name == name) return param.fallback;
-        }
-        return -1;  // Not a parameter of this space.
+        const schedules::TunableParam *param = FindParam(space, name);
+        return param == nullptr ? -1 : param->fallback;  // -1: not a parameter of this space.
     };
     const schedules::Schedule *fused = schedules::find_schedule("cpu_fused");
     schedules::Context ctx;
@@ -192,9 +199,8 @@ TEST(CpuFusedSearchSpace, DecodeKernelsOf16BitCachesUnrollMoreKeys) {
         ctx.variant.kv_storage = kv;
         const schedules::SearchSpace space = fused->attention_search_space(ctx);
         SCOPED_TRACE(dtype_name(kv));
-        const auto param = std::find_if(space.params.begin(), space.params.end(),
-                                        [](const auto &p) { return p.name == "decode_key_unroll"; });
-        ASSERT_NE(param, space.params.end());
+        const schedules::TunableParam *param = FindParam(space, "decode_key_unroll");
+        ASSERT_NE(param, nullptr);
         EXPECT_EQ(param->fallback, expected);
         EXPECT_NE(std::find(param->values.begin(), param->values.end(), expected),
                   param->values.end());
