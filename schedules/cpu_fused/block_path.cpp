@@ -151,10 +151,6 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         sm.row_sum.update(stage).reorder(v.i, sum_band).vectorize(v.i, bq, kGuard);
     }
 
-    // P V, one register tile per output tile.
-    const algorithm::WeightedSumFuncs &ws = f.weighted_sum;
-    Func acc = ws.acc;
-    const bool paired = ws.pairs.defined();
     // In the paired form every block computes a whole block of queries, the last one's rows
     // past Nq too (never stored; the pipeline reads the queries clamped to the last row for
     // them): the accumulators' extent is fixed, and with it that of every stage of the block. A
@@ -162,10 +158,26 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     // accumulators then went to the stack: with Nq below one block (no shift above), B1 H8 Nq31
     // Nk77 d64 took 2.0x the float32 kernel's time with the d64 kernel and 0.37x computing the
     // whole block; causal N2047, which keeps its blocks checked, 1.08x and 0.84-0.91x (Zen 5, 2
-    // threads, kernels called in turns). The generic kernels' tiles across queries still check
-    // their rows in such a block (Nq31: 2.2x). Not where a modifier reads a tensor by
-    // query (a bias, a user's modifier), whose rows past Nq do not exist.
+    // threads, kernels called in turns). Not where a modifier reads a tensor by query (a bias, a
+    // user's modifier), whose rows past Nq do not exist.
+    const bool paired = f.weighted_sum.pairs.defined();
     const bool whole_blocks = paired && !ctx.variant.score.bias && ctx.variant.score_mod.empty();
+    // With P V tiled across queries (the generic kernels), the accumulators' fixed extent did not
+    // reach the scores and row statistics: their extent is also what the block's lse asks for,
+    // which Halide does not reduce to one block, so the scores' register tiles checked each row
+    // and spilled. Fixed too, as time of the float32 kernel (B1 H8, Zen 5, 2 threads, kernels
+    // called in turns in one process, before -> after): Nq31 Nk77 d64 1.86 -> 0.35, Nq31 Nk1024
+    // d80 2.13 -> 0.27, Nq255 Nk1024 d64 0.53 -> 0.46, N2048 d64 0.62 both; causal N2047 d64
+    // 0.64 -> 0.42, causal Nq300 Nk1000 d128 0.60 -> 0.38. The feature-tiled kernels (d64) keep
+    // theirs free: fixed there too, their shifted last block (Nq255 Nk1024) took 1.33x the
+    // float32 kernel's time instead of 0.41x.
+    if (whole_blocks && !feature_tiles) {
+        for (Func fn : {dot_block, sm.row_max, sm.weights, sm.row_sum}) fn.bound_extent(v.i, bq);
+    }
+
+    // P V, one register tile per output tile.
+    const algorithm::WeightedSumFuncs &ws = f.weighted_sum;
+    Func acc = ws.acc;
     auto block_rows = [&](Func fn) {
         if (whole_blocks) {
             fn.bound_extent(v.i, bq);
