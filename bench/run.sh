@@ -24,13 +24,16 @@ autoscheduled="${ATTNGEN_BENCH_AUTOSCHEDULED:-ON}"
 cmake --preset bench -DATTNGEN_BUILD_AUTOSCHEDULED="${autoscheduled}"
 cmake --build --preset bench -j "$(nproc)"
 
-# Debian 12's OpenBLAS (0.3.21) runs its Prescott (SSE3) kernels on an Intel CPU with
-# AVX512-BF16 that it does not know (a Xeon of family 6 model 207, 2026-12-06): 55 GFLOP/s of
-# sgemm at 2 threads, against 146 with its Skylake-X kernels, which every such CPU runs. The
-# sgemm peak and the OpenBLAS peer then understate the machine. RESULTS.md names the kernels that
-# OpenBLAS used; OPENBLAS_CORETYPE given by the caller is left as it is.
-if [[ -z "${OPENBLAS_CORETYPE:-}" ]] && grep -q GenuineIntel /proc/cpuinfo &&
-    grep -qw avx512_bf16 /proc/cpuinfo; then
+# Debian 12's OpenBLAS (0.3.21) does not know the newest CPUs and serves them with older kernels:
+# its Prescott (SSE3) sgemm on an Intel Xeon with AVX512-BF16 (family 6 model 207, 2026-12-06),
+# 55 GFLOP/s at 2 threads against 146 with its Skylake-X kernels; its Haswell (AVX2) sgemm on an
+# AMD Zen 5 (family 26, 2026-12-07), 196 against 317. The sgemm peak and the OpenBLAS peer then
+# understate the machine, so every CPU with the AVX-512 subsets that the Skylake-X kernels use
+# gets them. RESULTS.md names the kernels that OpenBLAS used; OPENBLAS_CORETYPE given by the
+# caller is left as it is.
+if [[ -z "${OPENBLAS_CORETYPE:-}" ]] && grep -qw avx512f /proc/cpuinfo &&
+    grep -qw avx512bw /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo &&
+    grep -qw avx512vl /proc/cpuinfo; then
     export OPENBLAS_CORETYPE=SkylakeX
     echo "bench: OPENBLAS_CORETYPE=SkylakeX (see bench/run.sh)"
 fi
