@@ -163,14 +163,14 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
     const bool paired = f.weighted_sum.pairs.defined();
     const bool whole_blocks = paired && !ctx.variant.score.bias && ctx.variant.score_mod.empty();
     // With P V tiled across queries (the generic kernels), the accumulators' fixed extent did not
-    // reach the scores and row statistics: their extent is also what the block's lse asks for,
-    // which Halide does not reduce to one block, so the scores' register tiles checked each row
-    // and spilled. Fixed too, as time of the float32 kernel (B1 H8, Zen 5, 2 threads, kernels
-    // called in turns in one process, before -> after): Nq31 Nk77 d64 1.86 -> 0.35, Nq31 Nk1024
-    // d80 2.13 -> 0.27, Nq255 Nk1024 d64 0.53 -> 0.46, N2048 d64 0.62 both; causal N2047 d64
-    // 0.64 -> 0.42, causal Nq300 Nk1000 d128 0.60 -> 0.38. The feature-tiled kernels (d64) keep
-    // theirs free: fixed there too, their shifted last block (Nq255 Nk1024) took 1.33x the
-    // float32 kernel's time instead of 0.41x.
+    // reach the scores and row statistics: Halide left their extent an expression that it did
+    // not reduce to one block, so the scores' register tiles checked each row and spilled (in
+    // the .stmt, a scalar loop over the rows of each tile). Fixed too, as time of the float32
+    // kernel (B1 H8, Zen 5, 2 threads, kernels called in turns in one process, before -> after):
+    // Nq31 Nk77 d64 1.86 -> 0.35, Nq31 Nk1024 d80 2.13 -> 0.27, Nq255 Nk1024 d64 0.53 -> 0.46,
+    // N2048 d64 0.62 both; causal N2047 d64 0.64 -> 0.42, causal Nq300 Nk1000 d128 0.60 -> 0.38.
+    // The feature-tiled kernels (d64) keep theirs free: fixed there too, their shifted last block
+    // (Nq255 Nk1024) took 1.33x the float32 kernel's time instead of 0.41x.
     if (whole_blocks && !feature_tiles) {
         for (Func fn : {dot_block, sm.row_max, sm.weights, sm.row_sum}) fn.bound_extent(v.i, bq);
     }
