@@ -105,13 +105,14 @@ AttentionPipeline::AttentionPipeline(const Variant &variant, const Halide::Targe
     const bool paired = !online_ && variant.storage == DType::kBFloat16 &&
                         variant.kv_storage == DType::kBFloat16 && schedule_ != nullptr &&
                         schedule_->pairs_bfloat16_products(ctx_);
-    // Where bfloat16 products are paired, the queries' rows are read clamped to the last one, so
-    // that the schedule may compute whole blocks of queries past Nq (rows it never stores):
-    // the paired register tiles, checked row by row in a block cut short, spilled their
-    // accumulators (schedules/cpu_fused/block_path.cpp). The queries are staged widened per
-    // block there, so the clamp is one scalar minimum per row.
+    // Where the schedule computes whole blocks of queries past Nq (rows it never stores: the
+    // paired bfloat16 kernels, and the float32 ones for masks that vary by query, of cpu_fused's
+    // block path), the queries' rows are read clamped to the last one: a block cut short checked
+    // every row of its register tiles, whose accumulators then spilled
+    // (schedules/cpu_fused/block_path.cpp). The block's queries are staged (transposed, or
+    // widened) per block, so the clamp is one scalar minimum per row.
     Halide::Func q_rows = in.q;
-    if (paired) {
+    if (schedule_ != nullptr && !online_ && schedule_->reads_queries_past_nq(ctx_)) {
         q_rows = Halide::Func("q_rows");
         const Halide::Var d("d"), i("i"), h("h"), b("b");
         q_rows(d, i, h, b) = in.q(d, Halide::min(i, shape.nq - 1), h, b);

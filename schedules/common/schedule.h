@@ -156,6 +156,13 @@ class Schedule {
         return false;
     }
 
+    // Whether the schedule computes rows of queries past Nq (whole blocks of them, never
+    // stored), for which the composed attention must read its queries clamped to the last row.
+    virtual bool reads_queries_past_nq(const Context &ctx) const {
+        (void)ctx;
+        return false;
+    }
+
     // The parameters of the composed attention that the autotuner may vary for this context
     // (its target and variant); empty for a schedule without parameters.
     virtual SearchSpace attention_search_space(const Context &ctx) const {

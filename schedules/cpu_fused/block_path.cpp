@@ -8,6 +8,13 @@ using Halide::Stage;
 using Halide::TailStrategy;
 using Halide::Var;
 
+bool computes_whole_query_blocks(const Context &ctx, const FusedParams &p, bool paired) {
+    const Variant &v = ctx.variant;
+    if (v.op != Op::kAttention || p.split_keys != 0 || p.key_block != 0) return false;
+    if (v.score.bias || v.user_modified() || v.mask.segments) return false;
+    return paired || v.mask.varies_by_query();
+}
+
 // The block path: attention for blocks of block_q query rows. Everything a block needs (its
 // scores, weights and row statistics, vectorized across the block's queries) is computed inside
 // the loop over blocks; no Nq x Nk buffer exists. P V runs in register tiles of one of two
@@ -42,6 +49,18 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         }
         s.parallel(io).parallel(v.h).parallel(v.b);
     };
+    // Whole blocks of queries (computes_whole_query_blocks): the accumulators' extent is fixed,
+    // and with it that of every stage of the block. A block cut short checked every unrolled row
+    // of the register tiles, whose accumulators then went to the stack. Paired: with Nq below one
+    // block (no shift above), B1 H8 Nq31 Nk77 d64 took 2.0x the float32 kernel's time with the
+    // d64 kernel and 0.37x computing the whole block; causal N2047, which keeps its blocks
+    // checked, 1.08x and 0.84-0.91x (Zen 5, 2 threads, kernels called in turns). Float32 with a
+    // mask that varies by query (its blocks are never shifted): the generic causal kernel took
+    // 22.8 ms at B1 H8 N2047 d64 against 13.2 at N2048 (the same at N2040 and N2033), and 13.4
+    // with whole blocks and the d_v specialization below (each alone: 0.91x and 0.68x of the old
+    // time); Nq300 Nk1000 d128 6.31 -> 3.35 ms, d80 4.02 -> 2.15 (Zen 5, 2 threads, in turns).
+    const bool paired = f.weighted_sum.pairs.defined();
+    const bool whole_blocks = computes_whole_query_blocks(ctx, p, paired);
     block_loops(out.specialize(f.shape.nq % bq == 0 && f.shape.d_v % tile_e == 0),
                 TailStrategy::RoundUp, TailStrategy::RoundUp);
     const bool bands = f.softmax.max_band.defined();
@@ -60,10 +79,11 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         Halide::Expr whole = f.shape.nq >= bq;
         if (ctx.variant.d_v <= 0) whole = whole && f.shape.d_v % tile_e == 0;
         block_loops(out.specialize(whole), TailStrategy::ShiftInwards, TailStrategy::RoundUp);
-    } else if (f.weighted_sum.pairs.defined() && ctx.variant.d_v <= 0) {
-        // With P V paired, bands and d_v read at run time, a call whose d_v the tiles do not
-        // divide checks each feature of the unrolled tiles; this specialization drops the
-        // checks where it does (12 -> 19 s to generate the generic causal bfloat16 kernel).
+    } else if ((f.weighted_sum.pairs.defined() || whole_blocks) && ctx.variant.d_v <= 0) {
+        // With whole blocks (paired with bands, or float32 with bands) and d_v read at run
+        // time, a call whose d_v the tiles do not divide checks each feature of the unrolled
+        // tiles; this specialization drops the checks where it does (12 -> 19 s to generate the
+        // generic causal bfloat16 kernel, 5.5 -> 8.3 s the float32 one for AVX-512).
         block_loops(out.specialize(f.shape.d_v % tile_e == 0), kGuard, TailStrategy::RoundUp);
     }
     block_loops(out, kGuard, kGuard);
@@ -151,17 +171,6 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
         sm.row_sum.update(stage).reorder(v.i, sum_band).vectorize(v.i, bq, kGuard);
     }
 
-    // In the paired form every block computes a whole block of queries, the last one's rows
-    // past Nq too (never stored; the pipeline reads the queries clamped to the last row for
-    // them): the accumulators' extent is fixed, and with it that of every stage of the block. A
-    // block cut short checked every unrolled row of the paired register tiles, whose
-    // accumulators then went to the stack: with Nq below one block (no shift above), B1 H8 Nq31
-    // Nk77 d64 took 2.0x the float32 kernel's time with the d64 kernel and 0.37x computing the
-    // whole block; causal N2047, which keeps its blocks checked, 1.08x and 0.84-0.91x (Zen 5, 2
-    // threads, kernels called in turns). Not where a modifier reads a tensor by query (a bias, a
-    // user's modifier), whose rows past Nq do not exist.
-    const bool paired = f.weighted_sum.pairs.defined();
-    const bool whole_blocks = paired && !ctx.variant.score.bias && ctx.variant.score_mod.empty();
     // With P V tiled across queries (the generic kernels), the accumulators' fixed extent did not
     // reach the scores and row statistics: Halide left their extent an expression that it did
     // not reduce to one block, so the scores' register tiles checked each row and spilled (in

@@ -16,6 +16,17 @@ constexpr Halide::TailStrategy kGuard = Halide::TailStrategy::GuardWithIf;
 
 void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
                      const FusedParams &p);
+
+// Whether the block path computes whole blocks of queries, the last block's rows past Nq too
+// (never stored; the attention pipeline reads the queries clamped to the last row for them), so
+// that every stage of a block has a fixed extent: a block cut short checked every row of the
+// register tiles, whose accumulators then went to the stack. Where the products are paired
+// (bfloat16 on AVX512-BF16), and in float32 for masks that vary by query, whose blocks are not
+// shifted inwards (block_path.cpp has the measurements). Not where anything is read by query
+// beside the queries (a bias, a user's modifier, query segments), whose rows past Nq do not
+// exist, nor in the multi-head layer, whose queries are projected rows that the pipeline does
+// not clamp.
+bool computes_whole_query_blocks(const Context &ctx, const FusedParams &p, bool paired);
 void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
                      const FusedParams &p);
 void schedule_online(algorithm::OnlineAttentionFuncs &f, bool with_probs, const Context &ctx,

@@ -28,6 +28,7 @@ class CpuFused final : public Schedule {
     bool uses_online_softmax(const Context &ctx) const override;
     OnlineLayout online_layout(const Context &ctx) const override;
     bool pairs_bfloat16_products(const Context &ctx) const override;
+    bool reads_queries_past_nq(const Context &ctx) const override;
     void online_attention(algorithm::OnlineAttentionFuncs &f, bool with_probs,
                           const Context &ctx) const override;
     SearchSpace attention_search_space(const Context &ctx) const override {
@@ -62,6 +63,13 @@ bool CpuFused::pairs_bfloat16_products(const Context &ctx) const {
     const FusedParams p(ctx);
     return ctx.target.has_feature(Halide::Target::AVX512_SapphireRapids) && p.split_keys == 0 &&
            p.key_block == 0;
+}
+
+bool CpuFused::reads_queries_past_nq(const Context &ctx) const {
+    const Variant &v = ctx.variant;
+    const bool paired = v.storage == DType::kBFloat16 && v.kv_storage == DType::kBFloat16 &&
+                        pairs_bfloat16_products(ctx);
+    return cpu_fused::computes_whole_query_blocks(ctx, FusedParams(ctx), paired);
 }
 
 Schedule::OnlineLayout CpuFused::online_layout(const Context &ctx) const {
