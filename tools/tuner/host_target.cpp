@@ -52,6 +52,18 @@ std::string missing_on_host(const Halide::Target &target) {
     return missing;
 }
 
+std::string llvm_cpu_may_exceed_host(const Halide::Target &target) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (target.arch == Halide::Target::X86 && target.has_feature(Feature::AVX512_SapphireRapids) &&
+        !__builtin_cpu_supports("avx512fp16")) {
+        return "AVX512-FP16, of the Sapphire Rapids CPU that LLVM 14 compiles "
+               "avx512_sapphirerapids for";
+    }
+#endif
+    (void)target;
+    return "";
+}
+
 std::string first_runnable(const std::vector<std::string> &targets) {
     for (const std::string &t : targets) {
         if (Halide::Target::validate_target_string(t) &&

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <memory>
 
+#include "host_target.h"
 #include "measure.h"
 #include "schedule.h"
 #include "search.h"
+#include "subprocess.h"
 
 namespace attngen::tuner {
 
@@ -77,18 +79,42 @@ std::vector<PairedResult> compare_candidates(const TuneShape &shape,
                                              const std::vector<Candidate> &candidates,
                                              const std::string &target,
                                              const PairedOptions &options, std::string *error) {
-    prepare_timing_process(options.threads);
     std::vector<PairedResult> results(candidates.size());
-    std::vector<std::unique_ptr<JitAttention>> kernels(candidates.size());
-    TimedProblem problem(shape);
+    std::vector<Variant> compiled_kernels;
     for (std::size_t c = 0; c < candidates.size(); c++) {
-        PairedResult &r = results[c];
-        r.candidate = candidates[c];
+        results[c].candidate = candidates[c];
         // "default" is what the build compiles for the shape without a tuning.
         auto [bucket, compiled] = candidates[c].schedule == kDefaultBuild
                                       ? hand_default(shape, target)
                                       : std::make_pair(bucket_of(shape, target), candidates[c]);
-        const Variant kernel = compiled.in(bucket);
+        compiled_kernels.push_back(compiled.in(bucket));
+    }
+    // Where the target's code may hold instructions this machine lacks, each candidate first
+    // runs once in a child process (before this one starts Halide's threads, which fork() would
+    // not copy), so that one that dies of SIGILL fails alone instead of taking the comparison
+    // down with it.
+    if (const std::string lacks = llvm_cpu_may_exceed_host(Halide::Target(target));
+        !lacks.empty()) {
+        MeasureOptions once;
+        once.runs = 1;
+        once.threads = options.threads;
+        constexpr double kProbeTimeoutSeconds = 600;
+        for (std::size_t c = 0; c < candidates.size(); c++) {
+            const Measurement m =
+                measure_in_child(compiled_kernels[c], shape, target, once, kProbeTimeoutSeconds);
+            if (m.outcome == Measurement::Outcome::kCrashed) {
+                results[c].error =
+                    "crashed (" + trimmed(m.detail) + "); this machine lacks " + lacks;
+            }
+        }
+    }
+    prepare_timing_process(options.threads);
+    std::vector<std::unique_ptr<JitAttention>> kernels(candidates.size());
+    TimedProblem problem(shape);
+    for (std::size_t c = 0; c < candidates.size(); c++) {
+        PairedResult &r = results[c];
+        if (!r.error.empty()) continue;
+        const Variant &kernel = compiled_kernels[c];
         try {
             kernels[c] = std::make_unique<JitAttention>(kernel, Halide::Target(target), shape);
         } catch (const std::exception &e) {
