@@ -19,6 +19,9 @@ struct Scope {
     int head_dim = 0;          // Kernels specialized to d_k = d_v = this.
     bool mask_fixed_per_row = false;  // Kernels whose mask does not vary by query.
     bool kv_16_bits = false;          // Kernels whose keys and values are stored in 16 bits.
+    // Kernels whose bfloat16 products are paired (q, k and v in bfloat16 on a target with
+    // AVX512-BF16: CpuFused::pairs_bfloat16_products).
+    bool paired_bfloat16 = false;
 };
 
 struct DefaultRow {
@@ -38,6 +41,9 @@ constexpr Scope kDecodeKernels{0, 8, 0, 0, false};
 constexpr Scope kFewQueriesD64Avx512{32, 8, 2, 64, true};
 // Decode kernels that stream bfloat16 or float16 keys and values.
 constexpr Scope kDecode16BitKv{0, 8, 0, 0, false, true};
+// The paired bfloat16 kernel for head dim 64 without a mask that varies by query (its P V in
+// feature tiles), on targets with AVX512-BF16 and so 32 vector registers.
+constexpr Scope kPairedBfloat16D64{32, 0, 0, 64, true, true, true};
 
 const std::vector<DefaultRow> &rows() {
     static const std::vector<DefaultRow> table = {
@@ -121,6 +127,19 @@ const std::vector<DefaultRow> &rows() {
          "block's tiles take turns (Zen 5, 2 threads, JIT: B1 H16 N4096 d64 226 -> 195 ms; 128, "
          "512 and 1024 within 2%, 64 3% slower; B1 H8 N3072 d64 58.5 -> 53.4, N4096 d128 208 -> "
          "194, N2048 d128 50.6 -> 48.4)"},
+        // Measured with kernels generated for the AVX512-BF16 target and called in turns in one
+        // process (Zen 5, 2 threads, medians of per-round ratios to the float32 d64 kernel, two
+        // runs each, 2026-12-07): with 4 query vectors (blocks of 64) and 5 keys per tile
+        // (4 x 5 = 20 zmm accumulators, 4 query vectors and a broadcast), B1 H8 N2048 took
+        // 0.577 and 0.585 of the float32 time against 0.622 and 0.605 with 2 x 6, B1 H8 Nq256
+        // Nk1024 0.624 and 0.591 against 0.642 and 0.614, B1 H16 N4096 0.608 against 0.605,
+        // H8 Nq1024 Nk8192 0.596 against 0.623, H4 Nq512 Nk16384 0.630 against 0.624; 4 x 6
+        // was between (0.587, 0.631); a block of 64 leaves one thread idle where a call has a
+        // single block (B1 H1 Nq64 Nk2048: 0.803 against 0.780).
+        {"query_vectors", kPairedBfloat16D64, 4,
+         "4 x 5 register tiles of the paired scores: see the measurements above"},
+        {"key_tile", kPairedBfloat16D64, 5,
+         "4 x 5 register tiles of the paired scores: see the measurements above"},
     };
     return table;
 }
@@ -136,6 +155,11 @@ bool applies(const Scope &scope, const Context &ctx) {
     if (scope.queries_above > 0 && v.max_queries <= scope.queries_above) return false;
     if (scope.head_dim > 0 && (v.d_k != scope.head_dim || v.d_v != scope.head_dim)) return false;
     if (scope.kv_16_bits && v.kv_storage == DType::kFloat32) return false;
+    if (scope.paired_bfloat16 &&
+        (v.storage != DType::kBFloat16 || v.kv_storage != DType::kBFloat16 ||
+         !ctx.target.has_feature(Halide::Target::AVX512_SapphireRapids))) {
+        return false;
+    }
     return !scope.mask_fixed_per_row || !v.mask.varies_by_query();
 }
 
