@@ -84,9 +84,12 @@ class MhaGenerator : public VariantGenerator<MhaGenerator> {
         if (schedule_ != nullptr && schedule_->uses_online_softmax(ctx_)) {
             online = schedule_->online_layout(ctx_);
         }
-        funcs_ = algorithm::define_mha(
-            widened(x, "x_widened"), widened(memory, "memory_widened"), weights, mask, shape, scale,
-            modifiers.score_modifier(variant_.score, a.nq, a.nk), online ? &*online : nullptr);
+        const bool clamp_query_rows =
+            schedule_ != nullptr && !online && schedule_->reads_queries_past_nq(ctx_);
+        funcs_ = algorithm::define_mha(widened(x, "x_widened"), widened(memory, "memory_widened"),
+                                       weights, mask, shape, scale,
+                                       modifiers.score_modifier(variant_.score, a.nq, a.nk),
+                                       online ? &*online : nullptr, clamp_query_rows);
         *y = funcs_.y;
         constrain_buffers(modifiers);
 

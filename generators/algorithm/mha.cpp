@@ -11,10 +11,13 @@ using Halide::Func;
 namespace {
 
 // Splits the columns of a projection y(o, n, b) into heads: heads(d, n, h, b) = y(h * width + d).
-Func split_heads(const Func &y, const Expr &width, const std::string &name) {
+// The heads of the projected rows y; rows past last_row (where defined) read last_row.
+Func split_heads(const Func &y, const Expr &width, const std::string &name,
+                 const Expr &last_row = Expr()) {
     const Dims &x = dims();
     Func heads(name);
-    heads(x.d, x.n, x.h, x.b) = y(x.h * width + x.d, x.n, x.b);
+    const Expr row = last_row.defined() ? Halide::min(x.n, last_row) : Expr(x.n);
+    heads(x.d, x.n, x.h, x.b) = y(x.h * width + x.d, row, x.b);
     return heads;
 }
 
@@ -22,14 +25,14 @@ Func split_heads(const Func &y, const Expr &width, const std::string &name) {
 
 MhaFuncs define_mha(const Func &x, const Func &memory, const MhaWeights &w, const KeyMask &mask,
                     const MhaShape &shape, const Expr &scale, const ScoreModifier &modifier,
-                    const OnlineBlocking *online) {
+                    const OnlineBlocking *online, bool clamp_query_rows) {
     const Dims &v = dims();
     const AttentionShape &a = shape.attention;
     MhaFuncs f;
     f.q_proj = define_projection(x, w.w_q, w.b_q, shape.d_model, "q_");
     f.k_proj = define_projection(memory, w.w_k, w.b_k, shape.d_mem, "k_");
     f.v_proj = define_projection(memory, w.w_v, w.b_v, shape.d_mem, "v_");
-    f.q_heads = split_heads(f.q_proj.y, a.d_k, "q_heads");
+    f.q_heads = split_heads(f.q_proj.y, a.d_k, "q_heads", clamp_query_rows ? a.nq - 1 : Expr());
     f.k_heads = split_heads(f.k_proj.y, a.d_k, "k_heads");
     f.v_heads = split_heads(f.v_proj.y, a.d_v, "v_heads");
     Func attention_out;

@@ -45,9 +45,11 @@ struct MhaFuncs {
 // mask: the allowed keys of memory for the queries of x; modifier: the score modifier
 // (score_modifiers.h), empty for none. Both index heads by query head, as define_attention does.
 // online: the blocking of the online formulation, as a schedule chose it; null for the composed
-// one.
+// one. clamp_query_rows: the attention reads the projected queries' rows clamped to the last one,
+// for a schedule that computes rows past Nq (Schedule::reads_queries_past_nq).
 MhaFuncs define_mha(const Halide::Func &x, const Halide::Func &memory, const MhaWeights &weights,
                     const KeyMask &mask, const MhaShape &shape, const Halide::Expr &scale,
-                    const ScoreModifier &modifier = {}, const OnlineBlocking *online = nullptr);
+                    const ScoreModifier &modifier = {}, const OnlineBlocking *online = nullptr,
+                    bool clamp_query_rows = false);
 
 }  // namespace attngen::algorithm

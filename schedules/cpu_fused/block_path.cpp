@@ -10,7 +10,9 @@ using Halide::Var;
 
 bool computes_whole_query_blocks(const Context &ctx, const FusedParams &p, bool paired) {
     const Variant &v = ctx.variant;
-    if (v.op != Op::kAttention || p.split_keys != 0 || p.key_block != 0) return false;
+    if ((v.op != Op::kAttention && v.op != Op::kMha) || p.split_keys != 0 || p.key_block != 0) {
+        return false;
+    }
     if (v.score.bias || v.user_modified() || v.mask.segments) return false;
     return paired || v.mask.varies_by_query();
 }

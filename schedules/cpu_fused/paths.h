@@ -24,8 +24,7 @@ void schedule_blocks(algorithm::AttentionFuncs &f, bool with_probs, const Contex
 // (bfloat16 on AVX512-BF16), and in float32 for masks that vary by query, whose blocks are not
 // shifted inwards (block_path.cpp has the measurements). Not where anything is read by query
 // beside the queries (a bias, a user's modifier, query segments), whose rows past Nq do not
-// exist, nor in the multi-head layer, whose queries are projected rows that the pipeline does
-// not clamp.
+// exist. The multi-head layer reads its projected queries clamped too (algorithm/mha.h).
 bool computes_whole_query_blocks(const Context &ctx, const FusedParams &p, bool paired);
 void schedule_decode(algorithm::AttentionFuncs &f, bool with_probs, const Context &ctx,
                      const FusedParams &p);
