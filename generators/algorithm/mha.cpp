@@ -10,8 +10,8 @@ using Halide::Func;
 
 namespace {
 
-// Splits the columns of a projection y(o, n, b) into heads: heads(d, n, h, b) = y(h * width + d).
-// The heads of the projected rows y; rows past last_row (where defined) read last_row.
+// Splits the columns of a projection y(o, n, b) into heads: heads(d, n, h, b) = y(h * width + d),
+// with rows past last_row (where defined) read at last_row.
 Func split_heads(const Func &y, const Expr &width, const std::string &name,
                  const Expr &last_row = Expr()) {
     const Dims &x = dims();
